@@ -1,0 +1,59 @@
+# Every dependency comes from Debian packages or the machine's CUDA toolkit
+# (see README "Dependencies"); nothing is vendored.
+find_package(MPI REQUIRED COMPONENTS CXX)
+find_package(CLI11 CONFIG REQUIRED)
+find_package(nlohmann_json 3.2 REQUIRED)
+find_package(PkgConfig REQUIRED)
+find_package(Threads REQUIRED)
+
+find_package(GTest)
+option(COLLBENCH_BUILD_TESTS "Build the test suite" ${GTest_FOUND})
+
+# Resolve an AUTO/ON/OFF switch: ON makes a missing dependency fatal.
+function(cb_feature var switch found what)
+  if(switch STREQUAL "OFF")
+    set(${var} 0 PARENT_SCOPE)
+  elseif(found)
+    set(${var} 1 PARENT_SCOPE)
+  elseif(switch STREQUAL "ON")
+    message(FATAL_ERROR "${what} was requested (=ON) but not found")
+  else()
+    set(${var} 0 PARENT_SCOPE)
+  endif()
+endfunction()
+
+# CUDA: the toolkit (nvcc + cudart) builds the kernels even where no GPU exists.
+set(_cuda_found FALSE)
+if(NOT COLLBENCH_CUDA STREQUAL "OFF")
+  include(CheckLanguage)
+  check_language(CUDA)
+  if(CMAKE_CUDA_COMPILER)
+    enable_language(CUDA)
+    find_package(CUDAToolkit)
+    set(_cuda_found ${CUDAToolkit_FOUND})
+  endif()
+endif()
+cb_feature(CB_HAVE_CUDA "${COLLBENCH_CUDA}" "${_cuda_found}" "CUDA toolkit")
+
+# NCCL ships no CMake config; find it beside the CUDA toolkit or under NCCL_ROOT.
+set(_nccl_found FALSE)
+if(CB_HAVE_CUDA AND NOT COLLBENCH_NCCL STREQUAL "OFF")
+  find_path(NCCL_INCLUDE_DIR nccl.h
+            HINTS ${NCCL_ROOT} $ENV{NCCL_ROOT} ${CUDAToolkit_INCLUDE_DIRS} PATH_SUFFIXES include)
+  find_library(NCCL_LIBRARY nccl
+               HINTS ${NCCL_ROOT} $ENV{NCCL_ROOT} ${CUDAToolkit_LIBRARY_DIR} PATH_SUFFIXES lib lib64)
+  if(NCCL_INCLUDE_DIR AND NCCL_LIBRARY)
+    set(_nccl_found TRUE)
+    add_library(NCCL::NCCL INTERFACE IMPORTED)
+    target_include_directories(NCCL::NCCL INTERFACE ${NCCL_INCLUDE_DIR})
+    target_link_libraries(NCCL::NCCL INTERFACE ${NCCL_LIBRARY})
+  endif()
+endif()
+cb_feature(CB_HAVE_NCCL "${COLLBENCH_NCCL}" "${_nccl_found}" "NCCL")
+
+set(_verbs_found FALSE)
+if(NOT COLLBENCH_VERBS STREQUAL "OFF")
+  pkg_check_modules(IBVERBS IMPORTED_TARGET libibverbs)
+  set(_verbs_found ${IBVERBS_FOUND})
+endif()
+cb_feature(CB_HAVE_VERBS "${COLLBENCH_VERBS}" "${_verbs_found}" "libibverbs")

@@ -1,0 +1,32 @@
+// CUDA device discovery and memory, behind an interface that exists in every build:
+// without CUDA (or without a driver/GPU) each call explains why devices are unusable.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace cb::gpu {
+
+bool built_with_cuda();
+
+// Empty when a GPU is usable; otherwise one sentence naming the cause (no CUDA in this
+// build, no driver, no device), including the CUDA error string.
+std::string unavailable_reason();
+
+int device_count();  // 0 when unavailable
+
+// Picks device local_rank % count (after CUDA_VISIBLE_DEVICES) for this process.
+int select_device(int local_rank);
+
+void* device_alloc(size_t bytes);  // throws RuntimeError with the CUDA error string
+void device_free(void* ptr);
+void copy(void* dst, const void* src, size_t bytes);  // any direction, synchronous
+void device_memset(void* ptr, int value, size_t bytes);
+void synchronize();
+
+// {"runtime": "13.0", "driver": "...", "devices": [...]} or {"unavailable": "why"}
+void describe(nlohmann::json& out);
+
+}  // namespace cb::gpu

@@ -1,0 +1,105 @@
+#include <cuda_runtime_api.h>
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "gpu/device.hpp"
+#include "harness/errors.hpp"
+
+namespace cb::gpu {
+namespace {
+
+std::string describe_error(cudaError_t e) {
+  return std::string(cudaGetErrorString(e)) + " (" + cudaGetErrorName(e) + ")";
+}
+
+void check(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) throw RuntimeError(std::string(what) + ": " + describe_error(e));
+}
+
+std::string version_string(int v) {
+  return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10);
+}
+
+}  // namespace
+
+bool built_with_cuda() {
+  return true;
+}
+
+std::string unavailable_reason() {
+  int count = 0;  // cudaGetDeviceCount leaves it untouched on failure
+  const cudaError_t e = cudaGetDeviceCount(&count);
+  if (e == cudaErrorInsufficientDriver || e == cudaErrorNoDevice)
+    return "no usable GPU: cudaGetDeviceCount failed: " + describe_error(e) +
+           " (no NVIDIA driver or GPU on this machine)";
+  if (e != cudaSuccess) return "no usable GPU: cudaGetDeviceCount failed: " + describe_error(e);
+  if (count == 0) return "no usable GPU: cudaGetDeviceCount found 0 devices";
+  return {};
+}
+
+int device_count() {
+  int count = 0;
+  return cudaGetDeviceCount(&count) == cudaSuccess ? count : 0;
+}
+
+int select_device(int local_rank) {
+  const int n = device_count();
+  if (n == 0) throw UsageError(unavailable_reason());
+  const int dev = local_rank % n;
+  check(cudaSetDevice(dev), "cudaSetDevice");
+  return dev;
+}
+
+void* device_alloc(size_t bytes) {
+  void* p = nullptr;
+  check(cudaMalloc(&p, bytes ? bytes : 1), "cudaMalloc");
+  return p;
+}
+
+void device_free(void* ptr) {
+  if (ptr) cudaFree(ptr);
+}
+
+void copy(void* dst, const void* src, size_t bytes) {
+  if (bytes) check(cudaMemcpy(dst, src, bytes, cudaMemcpyDefault), "cudaMemcpy");
+}
+
+void device_memset(void* ptr, int value, size_t bytes) {
+  if (bytes) check(cudaMemset(ptr, value, bytes), "cudaMemset");
+}
+
+void synchronize() {
+  check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+}
+
+void describe(nlohmann::json& out) {
+  int runtime = 0, driver = 0;
+  cudaRuntimeGetVersion(&runtime);
+  cudaDriverGetVersion(&driver);
+  out["runtime"] = version_string(runtime);
+  out["driver"] = driver ? version_string(driver) : "none";
+  const std::string why = unavailable_reason();
+  if (!why.empty()) {
+    out["unavailable"] = why;
+    return;
+  }
+  nlohmann::json devices = nlohmann::json::array();
+  for (int d = 0; d < device_count(); ++d) {
+    cudaDeviceProp prop{};
+    if (cudaGetDeviceProperties(&prop, d) != cudaSuccess) continue;
+    char bus[32] = {};
+    cudaDeviceGetPCIBusId(bus, sizeof bus, d);
+    devices.push_back(
+        {{"index", d},
+         {"name", prop.name},
+         {"pci_bus_id", bus},
+         {"memory_bytes", prop.totalGlobalMem},
+         {"compute_capability", std::to_string(prop.major) + "." + std::to_string(prop.minor)},
+         {"multiprocessors", prop.multiProcessorCount}});
+  }
+  out["devices"] = devices;
+}
+
+}  // namespace cb::gpu

@@ -1,0 +1,195 @@
+// bench_main(): the one driver behind every benchmark executable.
+#include "harness/bench.hpp"
+
+#include <mpi.h>
+
+#include <chrono>
+#include <cstdio>
+#include <functional>
+#include <thread>
+
+#include "backends/make_backend.hpp"
+#include "config.hpp"
+#include "gpu/device.hpp"
+#include "harness/environment.hpp"
+#include "harness/errors.hpp"
+#include "harness/runner.hpp"
+#include "harness/watchdog.hpp"
+
+namespace cb {
+namespace {
+
+class MpiSession {
+ public:
+  MpiSession(int* argc, char*** argv) {
+    int provided = 0;
+    MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided);
+  }
+  ~MpiSession() { MPI_Finalize(); }
+  MpiSession(const MpiSession&) = delete;
+  MpiSession& operator=(const MpiSession&) = delete;
+};
+
+// Runs a local setup step on every rank and agrees on its outcome (see agree()).
+void agreed(const Control& ctl, const std::function<void()>& step) {
+  int status = kExitOk;
+  std::string message;
+  try {
+    step();
+  } catch (const UsageError& e) {
+    status = kExitUsage;
+    message = e.what();
+  } catch (const std::exception& e) {
+    status = kExitRuntime;
+    message = e.what();
+  }
+  agree(ctl, status, message);
+}
+
+std::string join(const std::vector<std::string>& words) {
+  std::string s;
+  for (const auto& w : words) s += (s.empty() ? "" : " ") + w;
+  return s;
+}
+
+// Ranks must measure the same thing: compare every effective option with rank 0's.
+void check_same_options(const Control& ctl, const Options& opt) {
+  const nlohmann::json mine = {{"options", opt}, {"argv", join(opt.argv)}};
+  std::string blob = mine.dump();
+  int len = static_cast<int>(blob.size());
+  CB_MPI(MPI_Bcast(&len, 1, MPI_INT, 0, ctl.comm()));
+  blob.resize(static_cast<size_t>(len));
+  CB_MPI(MPI_Bcast(blob.data(), len, MPI_CHAR, 0, ctl.comm()));
+  const nlohmann::json root = nlohmann::json::parse(blob);
+  const bool same = root["options"] == mine["options"];
+  agree(ctl, same ? kExitOk : kExitUsage,
+        "ranks were started with different options: rank " + std::to_string(ctl.rank()) + " got '" +
+            join(opt.argv) + "' but rank 0 got '" + root["argv"].get<std::string>() + "'");
+}
+
+std::string backend_line(const Backend& be) {
+  return "# Backend: " + be.name() + " (" + be.library_version() + ")";
+}
+
+std::string ranks_line(const Control& ctl) {
+  std::string hosts;
+  for (const auto& [name, ranks] : ctl.hosts())
+    hosts += (hosts.empty() ? "" : ", ") + name + ":" + std::to_string(ranks.size());
+  return "# Ranks: " + std::to_string(ctl.size()) + " on " + std::to_string(ctl.node_count()) +
+         (ctl.node_count() == 1 ? " host" : " hosts") + " (" + hosts +
+         "), wait: " + (ctl.wait_mode() == WaitMode::Yield ? "yield" : "spin");
+}
+
+int sweep(const RunContext& rc, Runner& runner, Table& table, Report& report, Watchdog& dog) {
+  long long failed_sizes = 0;
+  for (size_t bytes : runner.sizes()) {
+    dog.arm("message size " + std::to_string(bytes) + " B on backend " + rc.be.name());
+    SizeOutcome out = runner.measure(bytes);
+    dog.disarm();
+    if (rc.opt.validate) {
+      out.cells.push_back({"Validation", 0, 0, out.wrong ? "Fail" : "Pass"});
+      out.record["validation"] = {
+          {"enabled", true}, {"wrong_elements", out.wrong}, {"passed", out.wrong == 0}};
+    } else {
+      out.record["validation"] = {{"enabled", false}};
+    }
+    table.row(bytes, out.cells);
+    report.add_result(std::move(out.record));
+    if (out.wrong) {
+      ++failed_sizes;
+      if (rc.ctl.is_root())
+        std::fprintf(stderr,
+                     "collbench: DATA VALIDATION ERROR: %lld wrong elements at message size %zu\n",
+                     out.wrong, bytes);
+    }
+  }
+  return failed_sizes ? kExitValidationFailed : kExitOk;
+}
+
+}  // namespace
+
+int bench_main(const BenchDesc& desc, int argc, char** argv) {
+  MpiSession mpi(&argc, &argv);
+  std::unique_ptr<Report> report;
+  int status = kExitOk;
+  int rank = 0;
+  try {
+    Control ctl;
+    rank = ctl.rank();
+    Options opt;
+    std::optional<std::string> early;
+    agreed(ctl, [&] {
+      ParseOutcome parsed = parse_options(desc, argc, argv);
+      opt = std::move(parsed.options);
+      early = std::move(parsed.early_exit);
+    });
+    if (ctl.max(early ? 1.0 : 0.0) > 0) {  // --help / --version
+      if (ctl.is_root() && early) std::printf("%s", early->c_str());
+      return kExitOk;
+    }
+    check_same_options(ctl, opt);
+
+    const bool crowded = ctl.max_ranks_per_node() > cores_on_node();
+    ctl.set_wait_mode(opt.wait == WaitSetting::Yield || (opt.wait == WaitSetting::Auto && crowded)
+                          ? WaitMode::Yield
+                          : WaitMode::Spin);
+
+    std::unique_ptr<Backend> be;
+    agreed(ctl, [&] {
+      if (opt.mem == Mem::Cuda) gpu::select_device(ctl.local_rank());
+      be = make_backend(opt, ctl);
+    });
+    const RunContext rc{desc, opt, ctl, *be};
+    std::unique_ptr<Runner> runner = desc.make_runner(rc);
+    agreed(ctl, [&] { runner->prepare(); });
+
+    nlohmann::json doc;
+    doc["benchmark"] = {
+        {"name", desc.name}, {"title", desc.title}, {"executable", "cb_" + std::string(desc.name)}};
+    doc["backend"] = {{"name", be->name()}, {"library", be->library_version()}};
+    be->describe(doc["backend"]);
+    doc["argv"] = opt.argv;
+    doc["options"] = opt;
+    describe_environment(ctl, doc["environment"]);
+    agreed(ctl, [&] { report = std::make_unique<Report>(ctl.is_root(), opt.json_path, doc); });
+
+    Table table(ctl.is_root());
+    table.line("# collbench " + be->title() + " " + std::string(desc.title) + " v" + CB_VERSION);
+    table.line(backend_line(*be));
+    table.line(ranks_line(ctl));
+    for (const auto& line : runner->header_lines()) table.line(line);
+
+    Watchdog dog(opt.time_limit_s, [&](const std::string& what) {
+      // Give rank 0 a head start so that it marks the JSON before the launcher kills it.
+      if (!ctl.is_root()) std::this_thread::sleep_for(std::chrono::seconds(2));
+      std::fprintf(stderr, "collbench: rank %d: time limit of %g s exceeded at %s; aborting\n",
+                   ctl.rank(), opt.time_limit_s, what.c_str());
+      std::fflush(stderr);
+      if (report) {
+        try {
+          report->finish("aborted", "time limit exceeded at " + what);
+        } catch (...) {
+        }
+      }
+    });
+    status = sweep(rc, *runner, table, *report, dog);
+    report->finish(status == kExitOk ? "complete" : "validation_failed");
+    runner.reset();
+  } catch (const ExitRequest& e) {
+    status = e.status;
+  } catch (const std::exception& e) {
+    // Mid-run failure: other ranks may be blocked in communication, so abort them all.
+    std::fprintf(stderr, "collbench: error (rank %d): %s\n", rank, e.what());
+    std::fflush(stderr);
+    if (report) {
+      try {
+        report->finish("error", e.what());
+      } catch (...) {
+      }
+    }
+    MPI_Abort(MPI_COMM_WORLD, kExitRuntime);
+  }
+  return status;
+}
+
+}  // namespace cb

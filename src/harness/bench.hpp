@@ -1,0 +1,42 @@
+// What a benchmark executable supplies (cf. nccl-tests' struct testColl): a descriptor.
+// bench_main() does the rest: options, backend, sweep, timing, statistics, validation,
+// table and JSON. No executable has a timing loop of its own.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string_view>
+
+#include "harness/sizes.hpp"
+
+namespace cb {
+
+enum class Family : uint8_t { Pt2pt, Collective, NonblockingCollective };
+
+struct IterationDefaults {
+  int iterations;  // at or below the large-message threshold (8 KiB, as OMB)
+  int warmup;
+  int iterations_large;  // above it
+  int warmup_large;
+};
+
+struct Pt2ptSpec;  // pt2pt/pt2pt.hpp
+struct CollSpec;   // collective/coll_spec.hpp
+class Runner;
+struct RunContext;
+
+struct BenchDesc {
+  std::string_view name;   // "latency": cb_<name>, JSON "benchmark"
+  std::string_view title;  // "Latency Test": "# collbench MPI Latency Test v0.1.0"
+  Family family;
+  SizeRange default_sizes;
+  IterationDefaults defaults;
+  const Pt2ptSpec* pt2pt = nullptr;
+  const CollSpec* coll = nullptr;
+  // The family's timing loop: make_pt2pt_runner, make_collective_runner ... (runner.hpp).
+  std::unique_ptr<Runner> (*make_runner)(const RunContext&) = nullptr;
+};
+
+int bench_main(const BenchDesc& desc, int argc, char** argv);
+
+}  // namespace cb

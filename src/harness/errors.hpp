@@ -1,0 +1,40 @@
+// Error kinds and the exit statuses they map to. Every rank exits with the same status.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace cb {
+
+enum ExitStatus : int {
+  kExitOk = 0,
+  kExitValidationFailed = 1,  // -c found wrong elements
+  kExitUsage = 2,             // bad option, value, rank count, unavailable feature
+  kExitRuntime = 3,           // a library or system call failed
+  kExitTimeLimit = 4,         // --time-limit expired (watchdog)
+};
+
+// Bad input from the user: wrong option, value, rank count, a feature this build or machine lacks.
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// A library or system call failed while running.
+struct RuntimeError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// Thrown to unwind to main with a status once the message has been printed (by one rank).
+struct ExitRequest {
+  int status;
+};
+
+[[noreturn]] void throw_mpi_error(int code, const char* call, const char* file, int line);
+
+}  // namespace cb
+
+#define CB_MPI(call)                                                                   \
+  do {                                                                                 \
+    const int cb_mpi_rc_ = (call);                                                     \
+    if (cb_mpi_rc_ != 0) ::cb::throw_mpi_error(cb_mpi_rc_, #call, __FILE__, __LINE__); \
+  } while (0)

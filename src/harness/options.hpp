@@ -1,0 +1,69 @@
+// Every option of every benchmark, parsed with CLI11. Names follow OMB where OMB has
+// the option; the set offered depends on the benchmark family.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "core/types.hpp"
+#include "harness/bench.hpp"
+#include "harness/sizes.hpp"
+
+namespace cb {
+
+enum class WaitSetting : uint8_t { Auto, Spin, Yield };
+
+struct RootSetting {
+  bool rotate = false;  // -k rotate: root = iteration % nranks
+  int fixed = 0;        // -k fixed:R
+};
+
+struct Options {
+  std::vector<std::string> argv;
+  std::string backend = "mpi";
+  SizeRange sizes;
+  int iterations = 0, warmup = 0, iterations_large = 0, warmup_large = 0;
+  size_t large_threshold = 8192;
+  bool full = false;
+  std::vector<double> tail_percentiles;
+  bool validate = false;
+  std::string json_path;
+  double time_limit_s = 600;
+  WaitSetting wait = WaitSetting::Auto;
+
+  // point to point
+  int window = 64;
+  int pairs = 0;                             // mbw_mr: 0 = nranks / 2
+  Mem side_mem[2] = {Mem::Host, Mem::Host};  // rank 0's and rank 1's buffers (OMB "H D")
+
+  // collectives
+  Mem mem = Mem::Host;  // -d
+  Dtype dtype = Dtype::Float;
+  Op op = Op::Sum;
+  bool in_place = false;
+  RootSetting root;
+  size_t mem_limit = size_t{1} << 30;  // -M, per process
+  int test_calls = 0;                  // -t, non-blocking: MPI_Test-like calls during compute
+  std::string algo;                    // engine: force an algorithm ("all": every one)
+
+  int iterations_for(size_t bytes) const {
+    return bytes > large_threshold ? iterations_large : iterations;
+  }
+  int warmup_for(size_t bytes) const { return bytes > large_threshold ? warmup_large : warmup; }
+};
+
+void to_json(nlohmann::json& j, const Options& o);
+std::string_view to_string(WaitSetting w);
+
+struct ParseOutcome {
+  Options options;
+  std::optional<std::string> early_exit;  // --help / --version text: print it and exit 0
+};
+
+// Parses argv for the benchmark `desc`. Throws UsageError naming the bad option or value.
+ParseOutcome parse_options(const BenchDesc& desc, int argc, const char* const* argv);
+
+}  // namespace cb

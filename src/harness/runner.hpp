@@ -1,0 +1,47 @@
+// The pieces bench_main() drives: a Runner per benchmark family measures one message size
+// at a time; sweep() does what is common to all (watchdog, table, JSON, validation).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "harness/backend.hpp"
+#include "harness/bench.hpp"
+#include "harness/control.hpp"
+#include "harness/options.hpp"
+#include "harness/report.hpp"
+
+namespace cb {
+
+struct RunContext {
+  const BenchDesc& desc;
+  const Options& opt;
+  const Control& ctl;
+  Backend& be;
+};
+
+struct SizeOutcome {
+  std::vector<Cell> cells;  // table columns after Size (Validation is added by sweep)
+  nlohmann::json record;    // the JSON result for this size (complete on rank 0)
+  long long wrong = 0;      // wrong elements summed over ranks
+};
+
+class Runner {
+ public:
+  virtual ~Runner() = default;
+  // Local checks and allocation only (no communication), so that a rank that throws
+  // here cannot leave the others waiting; bench_main() agrees on the outcome.
+  virtual void prepare() = 0;
+  virtual std::vector<std::string> header_lines() const { return {}; }
+  virtual std::vector<size_t> sizes() const = 0;
+  virtual SizeOutcome measure(size_t bytes) = 0;  // collective over all ranks
+};
+
+std::unique_ptr<Runner> make_pt2pt_runner(const RunContext& rc);
+std::unique_ptr<Runner> make_collective_runner(const RunContext& rc);
+std::unique_ptr<Runner> make_overlap_runner(const RunContext& rc);
+
+}  // namespace cb

@@ -1,0 +1,17 @@
+// One timed iteration of each point-to-point pattern (what OMB's loops do between timer
+// reads). The harness times them; the descriptors in this folder choose one.
+#pragma once
+
+#include "pt2pt/pt2pt.hpp"
+
+namespace cb {
+
+// osu_latency: blocking send then receive; the peer mirrors it.
+void ping_pong(Pt2ptContext& c);
+// osu_bw / osu_mbw_mr: sender posts a window of sends and waits for a 1-byte ack;
+// receiver posts the window of receives, then acks.
+void window_with_ack(Pt2ptContext& c);
+// osu_bibw: both sides post a window of receives and a window of sends, then wait.
+void exchange_window(Pt2ptContext& c);
+
+}  // namespace cb

@@ -1,0 +1,47 @@
+// What a point-to-point benchmark supplies: its communication pattern for one timed
+// iteration and how the harness turns the time into a figure.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "harness/backend.hpp"
+
+namespace cb {
+
+enum class Role : uint8_t { Sender, Receiver, Idle };
+
+inline constexpr int kDataTag = 1;
+inline constexpr int kAckTag = 2;
+
+// Everything one iteration needs, set up by the harness for the current message size.
+struct Pt2ptContext {
+  Backend& be;
+  Role role = Role::Idle;
+  int peer = -1;
+  Buf send, recv;               // this size's slice of the message buffers
+  Buf ack;                      // 1 byte, host
+  std::vector<P2POp> sends;     // window x send to peer
+  std::vector<P2POp> recvs;     // window x receive from peer
+  std::vector<P2POp> exchange;  // receives then sends (bidirectional window)
+};
+
+enum class Pt2ptMetric : uint8_t {
+  Latency,      // one-way: iteration time / 2 (a ping-pong)
+  Bandwidth,    // bytes x window x directions / iteration time, MB/s (1e6 B)
+  MessageRate,  // Bandwidth summed over pairs, plus messages per second
+};
+
+struct Pt2ptSpec {
+  Pt2ptMetric metric;
+  int directions;     // 2 for bibw: bytes counted per iteration = directions x window x size
+  bool uses_window;   // -W applies
+  bool both_receive;  // both sides receive data (ping-pong, bibw): both validate
+  bool multi_pair;    // any even rank count, pairs r <-> r + pairs; otherwise exactly 2 ranks
+  void (*iteration)(Pt2ptContext&);
+};
+
+// Role and peer of `rank`; throws UsageError when the rank count does not fit the spec.
+void pt2pt_layout(const Pt2ptSpec& spec, int rank, int nranks, int pairs, Role& role, int& peer);
+
+}  // namespace cb
