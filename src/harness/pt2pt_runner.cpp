@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "harness/errors.hpp"
+#include "harness/fault.hpp"
 #include "harness/memory.hpp"
 #include "harness/runner.hpp"
 #include "harness/stats.hpp"
@@ -94,6 +95,9 @@ class Pt2ptRunner final : public Runner {
 
     double total = 0;
     std::vector<double> samples(static_cast<size_t>(iters), 0.0);
+    if (injected_fault() == Fault::Hang && sizes_done_++ == 1 &&
+        rc_.ctl.rank() == rc_.ctl.size() - 1)
+      hang_forever();
     rc_.ctl.barrier();
     if (active) {
       for (int i = 0; i < warmup; ++i) spec_.iteration(ctx_);
@@ -111,6 +115,7 @@ class Pt2ptRunner final : public Runner {
         prev = t;
       }
     }
+    if (receives && injected_fault() == Fault::Corrupt) corrupt_first_byte(ctx_.recv);
     const long long wrong = receives && o.validate
                                 ? static_cast<long long>(count_pattern_errors(ctx_.recv, ctx_.peer))
                                 : 0;
@@ -201,6 +206,7 @@ class Pt2ptRunner final : public Runner {
   Buf send_, recv_, ack_;
   int pairs_ = 1;
   int window_ = 1;
+  int sizes_done_ = 0;
 };
 
 }  // namespace

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Installs the Debian packages collbench needs, and only those that are missing
+# (idempotent: a second run installs nothing). CUDA and NCCL come from the toolkit
+# under /usr/local/cuda when present; they are optional.
+set -euo pipefail
+
+PACKAGES=(
+  cmake g++ make pkg-config git
+  mpich libmpich-dev libcli11-dev nlohmann-json3-dev
+  libibverbs-dev librdmacm-dev libhwloc-dev
+  libgtest-dev libbenchmark-dev
+  python3 python3-matplotlib
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if ((${#missing[@]})); then
+  sudo=""
+  [ "$(id -u)" -ne 0 ] && sudo=sudo
+  echo "install_deps: installing ${missing[*]}"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+else
+  echo "install_deps: all packages present"
+fi
+
+# OpenMPI registers itself above MPICH in the alternatives; collbench is built and run
+# with MPICH, so pin it when both are installed.
+if [ -e /usr/bin/mpicc.openmpi ] && [ -e /usr/bin/mpicc.mpich ]; then
+  update-alternatives --set mpi /usr/bin/mpicc.mpich >/dev/null
+  update-alternatives --set mpirun /usr/bin/mpirun.mpich >/dev/null
+  update-alternatives --set mpi-x86_64-linux-gnu /usr/include/x86_64-linux-gnu/mpich >/dev/null
+fi

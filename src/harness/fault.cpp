@@ -1,0 +1,36 @@
+#include "harness/fault.hpp"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "harness/memory.hpp"
+
+namespace cb {
+
+Fault injected_fault() {
+  static const Fault fault = [] {
+    const char* env = std::getenv("CB_TEST_FAULT");
+    const std::string v = env ? env : "";
+    if (v == "corrupt") return Fault::Corrupt;
+    if (v == "hang") return Fault::Hang;
+    if (!v.empty()) std::fprintf(stderr, "collbench: ignoring unknown CB_TEST_FAULT '%s'\n", env);
+    return Fault::None;
+  }();
+  return fault;
+}
+
+void corrupt_first_byte(const Buf& buf) {
+  if (buf.bytes == 0) return;
+  auto first = read_buffer(buf.slice(0, 1));
+  first[0] = ~first[0];
+  write_buffer(buf.slice(0, 1), first);
+}
+
+void hang_forever() {
+  for (;;) pause();
+}
+
+}  // namespace cb

@@ -1,0 +1,20 @@
+// Fault injection for collbench's own tests (environment CB_TEST_FAULT), so that the
+// paths that catch real failures are exercised end to end:
+//   corrupt  flip one received byte after timing: validation must report it (exit 1)
+//   hang     the last rank stops at the second size: --time-limit must fire (exit 4)
+//            and the JSON must keep the first size
+#pragma once
+
+#include <cstdint>
+
+#include "harness/backend.hpp"
+
+namespace cb {
+
+enum class Fault : uint8_t { None, Corrupt, Hang };
+
+Fault injected_fault();                   // read once from CB_TEST_FAULT
+void hang_forever();                      // sleeps, never returns
+void corrupt_first_byte(const Buf& buf);  // no-op on an empty buffer
+
+}  // namespace cb

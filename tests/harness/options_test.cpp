@@ -1,0 +1,143 @@
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "harness/errors.hpp"
+#include "harness/options.hpp"
+
+namespace cb {
+namespace {
+
+constexpr BenchDesc kPt2pt{.name = "bw",
+                           .title = "Bandwidth Test",
+                           .family = Family::Pt2pt,
+                           .default_sizes = {1, 4 << 20},
+                           .defaults = {100, 10, 20, 2}};
+constexpr BenchDesc kColl{.name = "allreduce",
+                          .title = "Allreduce Latency Test",
+                          .family = Family::Collective,
+                          .default_sizes = {4, 64 << 20},
+                          .defaults = {1000, 100, 100, 10}};
+constexpr BenchDesc kNbc{.name = "iallreduce",
+                         .title = "Non-blocking Allreduce Latency Test",
+                         .family = Family::NonblockingCollective,
+                         .default_sizes = {4, 1 << 20},
+                         .defaults = {1000, 100, 100, 10}};
+
+Options parse(const BenchDesc& d, std::vector<const char*> args) {
+  args.insert(args.begin(), "cb_test");
+  return parse_options(d, static_cast<int>(args.size()), args.data()).options;
+}
+
+std::string error_of(const BenchDesc& d, std::vector<const char*> args) {
+  try {
+    parse(d, std::move(args));
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(Options, OmbDefaultsAndLargeMessageIterations) {
+  const Options o = parse(kPt2pt, {});
+  EXPECT_EQ(o.sizes.min, 1u);
+  EXPECT_EQ(o.sizes.max, 4u << 20);
+  EXPECT_EQ(o.iterations_for(8192), 100);
+  EXPECT_EQ(o.iterations_for(8193), 20);
+  EXPECT_EQ(o.warmup_for(8193), 2);
+  EXPECT_EQ(o.window, 64);
+  EXPECT_FALSE(o.validate);
+  EXPECT_EQ(o.backend, "mpi");
+}
+
+TEST(Options, DashISetsEverySizeLikeOmb) {
+  const Options o = parse(kPt2pt, {"-i", "7", "-x", "3"});
+  EXPECT_EQ(o.iterations_for(1), 7);
+  EXPECT_EQ(o.iterations_for(1 << 20), 7);
+  EXPECT_EQ(o.warmup_for(1 << 20), 3);
+  const Options l = parse(kPt2pt, {"-i", "7", "--iterations-large", "2"});
+  EXPECT_EQ(l.iterations_for(1), 7);
+  EXPECT_EQ(l.iterations_for(1 << 20), 2);
+}
+
+TEST(Options, OmbFlags) {
+  const Options o = parse(kPt2pt, {"-m", "2:64K", "-f", "-c", "-W", "16", "-J", "x.json", "-z",
+                                   "--time-limit", "9", "--wait", "yield"});
+  EXPECT_EQ(o.sizes.min, 2u);
+  EXPECT_EQ(o.sizes.max, 65536u);
+  EXPECT_TRUE(o.full);
+  EXPECT_TRUE(o.validate);
+  EXPECT_EQ(o.window, 16);
+  EXPECT_EQ(o.json_path, "x.json");
+  EXPECT_EQ(o.tail_percentiles, (std::vector<double>{50, 90, 99}));
+  EXPECT_EQ(o.time_limit_s, 9);
+  EXPECT_EQ(o.wait, WaitSetting::Yield);
+  EXPECT_EQ(parse(kPt2pt, {"-z", "95,99.9"}).tail_percentiles, (std::vector<double>{95, 99.9}));
+}
+
+TEST(Options, BufferSidesOmbPositional) {
+  const Options o = parse(kPt2pt, {"-d", "cuda", "D", "H"});
+  EXPECT_EQ(o.side_mem[0], Mem::Cuda);
+  EXPECT_EQ(o.side_mem[1], Mem::Host);
+  EXPECT_EQ(o.mem, Mem::Cuda);
+  const Options both = parse(kPt2pt, {"-d", "cuda"});
+  EXPECT_EQ(both.side_mem[1], Mem::Cuda);
+  EXPECT_EQ(parse(kPt2pt, {}).side_mem[0], Mem::Host);
+}
+
+TEST(Options, CollectiveOptions) {
+  const Options o = parse(kColl, {"--dtype", "int32", "--op", "max", "-l", "-k", "rotate"});
+  EXPECT_EQ(o.dtype, Dtype::Int32);
+  EXPECT_EQ(o.op, Op::Max);
+  EXPECT_TRUE(o.in_place);
+  EXPECT_TRUE(o.root.rotate);
+  EXPECT_EQ(parse(kColl, {"-k", "fixed:3"}).root.fixed, 3);
+  EXPECT_EQ(parse(kColl, {"-T", "mpi_char"}).dtype, Dtype::Char);
+  EXPECT_EQ(parse(kNbc, {"-t", "10"}).test_calls, 10);
+}
+
+TEST(Options, BadInputNamesTheProblem) {
+  EXPECT_NE(error_of(kPt2pt, {"--bogus"}).find("--bogus"), std::string::npos);
+  EXPECT_NE(error_of(kPt2pt, {"-i", "0"}).find("-i/--iterations"), std::string::npos);
+  EXPECT_NE(error_of(kPt2pt, {"-x", "-1"}).find("-x/--warmup"), std::string::npos);
+  EXPECT_NE(error_of(kPt2pt, {"-m", "8:4"}).find("MIN is larger"), std::string::npos);
+  EXPECT_NE(error_of(kPt2pt, {"-W", "0"}).find("-W"), std::string::npos);
+  EXPECT_NE(error_of(kPt2pt, {"-z", "0"}).find("percentile"), std::string::npos);
+  EXPECT_NE(error_of(kPt2pt, {"--backend", "gloo"}).find("gloo"), std::string::npos);
+  EXPECT_NE(error_of(kPt2pt, {"-d", "rocm"}).find("rocm"), std::string::npos);
+  EXPECT_NE(error_of(kPt2pt, {"X", "H"}).find("'X'"), std::string::npos);
+  EXPECT_NE(error_of(kPt2pt, {"D"}).find("two letters"), std::string::npos);
+  EXPECT_NE(error_of(kPt2pt, {"MD", "MD"}).find("managed"), std::string::npos);
+  EXPECT_NE(error_of(kPt2pt, {"--time-limit", "-3"}).find("--time-limit"), std::string::npos);
+  EXPECT_NE(error_of(kPt2pt, {"--wait", "sleepy"}).find("sleepy"), std::string::npos);
+  EXPECT_NE(error_of(kPt2pt, {"-i", "abc"}).find("abc"), std::string::npos);
+  EXPECT_NE(error_of(kColl, {"--dtype", "complex"}).find("complex"), std::string::npos);
+  EXPECT_NE(error_of(kColl, {"--op", "xor"}).find("xor"), std::string::npos);
+  EXPECT_NE(error_of(kColl, {"-k", "fixed:-1"}).find("-k/--root"), std::string::npos);
+  EXPECT_NE(error_of(kColl, {"-M", "1K"}).find("-M"), std::string::npos);
+  EXPECT_NE(error_of(kColl, {"-W", "4"}).find("-W"), std::string::npos);  // pt2pt only
+  EXPECT_NE(error_of(kNbc, {"-t", "-2"}).find("-t"), std::string::npos);
+}
+
+TEST(Options, HelpAndVersionAskForEarlyExit) {
+  std::vector<const char*> help{"cb_bw", "--help"};
+  const auto h = parse_options(kPt2pt, 2, help.data());
+  ASSERT_TRUE(h.early_exit.has_value());
+  EXPECT_NE(h.early_exit->find("--message-size"), std::string::npos);
+  std::vector<const char*> version{"cb_bw", "-v"};
+  const auto v = parse_options(kPt2pt, 2, version.data());
+  ASSERT_TRUE(v.early_exit.has_value());
+  EXPECT_NE(v.early_exit->find("collbench"), std::string::npos);
+}
+
+TEST(Options, JsonHoldsEveryEffectiveOption) {
+  const nlohmann::json j = parse(kColl, {"-m", "8:1M", "--dtype", "double"});
+  EXPECT_EQ(j["min_bytes"], 8);
+  EXPECT_EQ(j["max_bytes"], 1 << 20);
+  EXPECT_EQ(j["dtype"], "double");
+  EXPECT_EQ(j["iterations_large"], 100);
+  EXPECT_EQ(j["root"], "fixed:0");
+}
+
+}  // namespace
+}  // namespace cb

@@ -1,0 +1,106 @@
+"""Helpers for collbench's integration tests: run a benchmark under mpirun with a
+timeout, read its JSON, and assert with messages that say what was expected."""
+import json
+import math
+import os
+import subprocess
+import time
+
+CASES = {}
+
+
+def case(fn):
+    """Registers a test case under its function name."""
+    CASES[fn.__name__] = fn
+    return fn
+
+
+class Failure(Exception):
+    pass
+
+
+def check(cond, message):
+    if not cond:
+        raise Failure(message)
+
+
+class Run:
+    def __init__(self, rc, out, err, seconds):
+        self.rc, self.out, self.err, self.seconds = rc, out, err, seconds
+
+    def __str__(self):
+        return f"rc={self.rc} ({self.seconds:.1f} s)\n--- stdout\n{self.out}\n--- stderr\n{self.err}"
+
+
+class Env:
+    def __init__(self, bindir, mpirun, workdir):
+        self.bindir, self.mpirun, self.workdir = bindir, mpirun, workdir
+
+    def path(self, name):
+        return os.path.join(self.workdir, name)
+
+    def exe(self, bench):
+        return os.path.join(self.bindir, "cb_" + bench)
+
+    def run(self, np, bench, args=(), env=None, timeout=120, extra=None):
+        """Runs `mpirun -n NP cb_BENCH ARGS` (`extra` appends an MPMD part)."""
+        cmd = [self.mpirun, "-n", str(np), self.exe(bench), *map(str, args)]
+        if extra:
+            cmd += [":", *map(str, extra)]
+        full_env = dict(os.environ)
+        full_env.update(env or {})
+        start = time.monotonic()
+        try:
+            p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=full_env)
+        except subprocess.TimeoutExpired as e:
+            raise Failure(f"HANG: {' '.join(cmd)} did not finish in {timeout} s\n"
+                          f"stdout: {e.stdout}\nstderr: {e.stderr}")
+        return Run(p.returncode, p.stdout, p.stderr, time.monotonic() - start)
+
+    def ok(self, np, bench, args=(), **kw):
+        r = self.run(np, bench, args, **kw)
+        check(r.rc == 0, f"cb_{bench} {' '.join(map(str, args))} failed: {r}")
+        return r
+
+
+def load_json(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def finite_positive(x):
+    return isinstance(x, (int, float)) and math.isfinite(x) and x > 0
+
+
+def check_summary(s, where):
+    """min <= p50 <= p90 <= p99 <= max, all finite and positive."""
+    for key in ("avg", "min", "max", "p50", "p90", "p99"):
+        check(finite_positive(s.get(key)), f"{where}: {key}={s.get(key)} not finite and > 0")
+    check(s["min"] <= s["p50"] <= s["p90"] <= s["p99"] <= s["max"],
+          f"{where}: percentiles out of order: {s}")
+    check(s["stddev"] >= 0, f"{where}: negative stddev")
+
+
+def check_document(doc, bench, nranks, sizes):
+    """Fields every collbench.result/1 document must have."""
+    check(doc["schema"] == "collbench.result/1", f"schema {doc.get('schema')}")
+    check(doc["status"] == "complete" and doc["complete"] is True, f"status {doc['status']}")
+    check(doc["benchmark"]["name"] == bench, f"benchmark {doc['benchmark']}")
+    for key in ("argv", "options", "start_time", "end_time", "environment", "backend"):
+        check(key in doc, f"missing '{key}'")
+    env = doc["environment"]
+    check(env["nranks"] == nranks, f"nranks {env['nranks']}")
+    for key in ("hostname", "hosts", "mpi", "collbench", "cpu", "timer"):
+        check(key in env, f"environment lacks '{key}'")
+    check(env["mpi"]["library"], "empty MPI library version")
+    check(env["collbench"]["version"] and env["collbench"]["git_revision"], "collbench version")
+    got = [r["bytes"] for r in doc["results"]]
+    check(got == sizes, f"sizes {got}, expected {sizes}")
+
+
+def doubling(lo, hi):
+    out, s = [], lo
+    while s <= hi:
+        out.append(s)
+        s = s * 2 if s else 1
+    return out
