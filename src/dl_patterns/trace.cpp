@@ -1,0 +1,281 @@
+// collbench trace JSON: reading (with precise errors), writing, and format detection.
+#include "dl_patterns/trace.hpp"
+
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <optional>
+#include <sstream>
+
+#include "dl_patterns/trace_fields.hpp"
+
+namespace cb::dl {
+namespace {
+
+using namespace detail;
+using nlohmann::json;
+
+constexpr std::string_view kTopFields[] = {"schema", "name", "source", "world_size", "ops"};
+constexpr std::string_view kOpFields[] = {"coll", "bytes", "count",      "dtype",    "op",
+                                          "root", "name",  "compute_us", "iteration"};
+constexpr std::string_view kCollChoices =
+    "allreduce, bcast, alltoall, allgather, reduce_scatter, reduce";
+
+bool is_rooted(Coll c) {
+  return c == Coll::Bcast || c == Coll::Reduce;
+}
+bool is_reducing(Coll c) {
+  return c == Coll::Allreduce || c == Coll::Reduce || c == Coll::ReduceScatter;
+}
+
+// Unknown fields are rejected so that a typo ("cout") is not silently ignored.
+template <size_t N>
+void reject_unknown_fields(const json& record, const std::string_view (&known)[N],
+                           const std::string& where) {
+  for (const auto& item : record.items()) {
+    bool found = false;
+    for (std::string_view k : known) found = found || item.key() == k;
+    if (found) continue;
+    std::string list;
+    for (std::string_view k : known) list += (list.empty() ? "" : ", ") + std::string(k);
+    field_error(where, item.key(), "unknown field (expected: " + list + ")");
+  }
+}
+
+Coll coll_field(const json& rec, const std::string& where) {
+  if (!rec.contains("coll"))
+    field_error(where, "coll", "missing (one of: " + std::string(kCollChoices) + ")");
+  const std::string name = string_field(rec, "coll", where);
+  const auto coll = parse_coll(name);
+  if (!coll || *coll == Coll::None)
+    field_error(where, "coll",
+                "unknown collective \"" + name + "\" (one of: " + std::string(kCollChoices) + ")");
+  return *coll;
+}
+
+// Size: "bytes", or "count" (+ "dtype", default float), or both, which must agree.
+void read_size(const json& rec, const std::string& where, TraceOp& op) {
+  std::optional<Dtype> dtype;
+  if (rec.contains("dtype")) {
+    const std::string name = string_field(rec, "dtype", where);
+    dtype = parse_dtype(name);
+    if (!dtype)
+      field_error(where, "dtype",
+                  "unknown dtype \"" + name + "\" (one of: " + dtype_choices() + ")");
+  }
+  const bool has_count = rec.contains("count"), has_bytes = rec.contains("bytes");
+  if (!has_count && !has_bytes) fail(where, "needs \"count\" (with \"dtype\") or \"bytes\"");
+  if (has_count) {
+    op.dtype = dtype.value_or(Dtype::Float);
+    op.count = positive_integer(rec, "count", where);
+    check_op_size(op.count, op.dtype, "count", where);
+  }
+  if (!has_bytes) return;
+  const uint64_t bytes = positive_integer(rec, "bytes", where);
+  if (bytes > kMaxOpBytes)
+    field_error(where, "bytes", "too large: exceeds the 1 TiB limit per operation");
+  if (has_count) {
+    if (op.bytes() != bytes)
+      field_error(where, "bytes",
+                  std::to_string(bytes) + " disagrees with count x dtype size = " +
+                      std::to_string(op.count) + " x " + std::to_string(dtype_size(op.dtype)));
+  } else if (dtype) {
+    if (bytes % dtype_size(*dtype) != 0)
+      field_error(where, "bytes",
+                  std::to_string(bytes) + " is not a multiple of the " +
+                      std::string(to_string(*dtype)) + " size");
+    op.dtype = *dtype;
+    op.count = bytes / dtype_size(*dtype);
+  } else {
+    const TraceOp sized = op_from_bytes(op.coll, bytes);
+    op.dtype = sized.dtype;
+    op.count = sized.count;
+  }
+}
+
+TraceOp parse_op_record(const json& rec, const std::string& where, int world_size) {
+  if (!rec.is_object()) fail(where, "must be an object (got " + shown(rec) + ")");
+  reject_unknown_fields(rec, kOpFields, where);
+  TraceOp op;
+  op.coll = coll_field(rec, where);
+  read_size(rec, where, op);
+  if (rec.contains("op")) {
+    if (!is_reducing(op.coll))
+      field_error(where, "op", "only allreduce, reduce and reduce_scatter reduce");
+    const std::string name = string_field(rec, "op", where);
+    const auto parsed = parse_op(name);
+    if (!parsed)
+      field_error(where, "op", "unknown operator \"" + name + "\" (one of: " + op_choices() + ")");
+    op.op = *parsed;
+  }
+  if (rec.contains("root")) {
+    if (!is_rooted(op.coll)) field_error(where, "root", "only bcast and reduce have a root");
+    op.root = small_nonnegative_integer(rec, "root", where);
+    if (world_size > 0 && op.root >= world_size)
+      field_error(where, "root", "must be below world_size " + std::to_string(world_size));
+  }
+  if (rec.contains("name")) op.name = string_field(rec, "name", where);
+  if (rec.contains("compute_us")) {
+    const json& v = rec.at("compute_us");
+    if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < 0)
+      field_error(where, "compute_us",
+                  "must be a non-negative number of microseconds (got " + shown(v) + ")");
+    op.compute_us = v.get<double>();
+  }
+  if (rec.contains("iteration")) op.iteration = small_nonnegative_integer(rec, "iteration", where);
+  return op;
+}
+
+// Both json and ordered_json (for readable files): same fields, chosen order.
+template <typename Json>
+Json op_to(const TraceOp& op, bool with_iteration) {
+  Json j;
+  j["coll"] = std::string(to_string(op.coll));
+  j["count"] = op.count;
+  j["dtype"] = std::string(to_string(op.dtype));
+  if (is_reducing(op.coll) && op.op != Op::Sum) j["op"] = std::string(to_string(op.op));
+  if (is_rooted(op.coll)) j["root"] = op.root;
+  if (!op.name.empty()) j["name"] = op.name;
+  if (op.compute_us != 0) j["compute_us"] = op.compute_us;
+  if (with_iteration) j["iteration"] = op.iteration;
+  return j;
+}
+
+template <typename Json>
+Json header_to(const Trace& t) {
+  Json j;
+  j["schema"] = kTraceSchema;
+  j["name"] = t.name;
+  j["source"] = t.source;
+  if (t.world_size > 0) j["world_size"] = t.world_size;
+  return j;
+}
+
+// Written only when present, so single-step traces stay short; 0 is the default.
+bool has_iterations(const Trace& t) {
+  for (const TraceOp& op : t.ops)
+    if (op.iteration != 0) return true;
+  return false;
+}
+
+std::string dump(const nlohmann::ordered_json& j) {
+  return j.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+}  // namespace
+
+int Trace::iterations() const {
+  int steps = 0;
+  for (size_t i = 0; i < ops.size(); ++i)
+    if (i == 0 || ops[i].iteration != ops[i - 1].iteration) ++steps;
+  return steps;
+}
+
+Trace parse_trace_json(const json& doc, const std::string& origin) {
+  if (!doc.is_object()) fail(origin, "a collbench trace must be a JSON object");
+  reject_unknown_fields(doc, kTopFields, origin);
+  if (!doc.contains("schema"))
+    field_error(origin, "schema", std::string("missing (expected \"") + kTraceSchema + "\")");
+  const std::string schema = string_field(doc, "schema", origin);
+  if (schema != kTraceSchema)
+    field_error(origin, "schema",
+                "unsupported \"" + schema + "\" (this build reads \"" + kTraceSchema + "\")");
+
+  Trace t;
+  t.name = doc.contains("name") ? string_field(doc, "name", origin) : file_stem(origin);
+  t.source = doc.contains("source") ? string_field(doc, "source", origin) : "json:" + origin;
+  if (doc.contains("world_size")) {
+    t.world_size = small_nonnegative_integer(doc, "world_size", origin);
+    if (t.world_size == 0) field_error(origin, "world_size", "must be a positive integer (got 0)");
+  }
+  if (!doc.contains("ops")) field_error(origin, "ops", "missing (the list of operations)");
+  const json& ops = doc.at("ops");
+  if (!ops.is_array()) field_error(origin, "ops", "must be an array (got " + shown(ops) + ")");
+  if (ops.empty()) field_error(origin, "ops", "is empty: a trace needs at least one operation");
+  if (ops.size() > kMaxTraceOps)
+    field_error(origin, "ops", "more than " + std::to_string(kMaxTraceOps) + " operations");
+  t.ops.reserve(ops.size());
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const std::string where = origin + ": ops[" + std::to_string(i) + "]";
+    t.ops.push_back(parse_op_record(ops[i], where, t.world_size));
+    if (i > 0 && t.ops[i].iteration < t.ops[i - 1].iteration)
+      field_error(where, "iteration",
+                  "must not decrease along the trace (previous op has " +
+                      std::to_string(t.ops[i - 1].iteration) + ")");
+  }
+  return t;
+}
+
+json to_json(const Trace& trace) {
+  json j = header_to<json>(trace);
+  const bool with_iteration = has_iterations(trace);
+  j["ops"] = json::array();
+  for (const TraceOp& op : trace.ops) j["ops"].push_back(op_to<json>(op, with_iteration));
+  return j;
+}
+
+void save_trace(const Trace& trace, const std::string& path) {
+  // Hand-laid-out so that each op is one line: diffable and greppable.
+  const nlohmann::ordered_json header = header_to<nlohmann::ordered_json>(trace);
+  std::ostringstream out;
+  out << "{\n";
+  for (const auto& item : header.items())
+    out << "  " << dump(item.key()) << ": " << dump(item.value()) << ",\n";
+  out << "  \"ops\": [";
+  const bool with_iteration = has_iterations(trace);
+  for (size_t i = 0; i < trace.ops.size(); ++i)
+    out << (i ? ",\n    " : "\n    ")
+        << dump(op_to<nlohmann::ordered_json>(trace.ops[i], with_iteration));
+  out << "\n  ]\n}\n";
+
+  std::ofstream file(path, std::ios::binary | std::ios::trunc);
+  if (!file) fail(path, std::string("cannot open for writing: ") + std::strerror(errno));
+  file << out.str();
+  file.close();
+  if (!file) fail(path, "write failed");
+}
+
+Trace load_trace(const std::string& path) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file) fail(path, std::string("cannot open: ") + std::strerror(errno));
+  std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  if (file.bad()) fail(path, "read error");
+  if (text.rfind("\xEF\xBB\xBF", 0) == 0) text.erase(0, 3);  // UTF-8 byte-order mark
+
+  const size_t first = text.find_first_not_of(" \t\r\n");
+  if (first == std::string::npos) fail(path, "empty file (expected a JSON trace or CSV)");
+  if (text.find('\0') != std::string::npos)
+    fail(path, "looks like a binary file (expected a JSON trace or CSV)");
+  if (text[first] != '{' && text[first] != '[') {
+    std::istringstream in(text);
+    return import_csv(in, path);
+  }
+  json doc;
+  try {
+    doc = json::parse(text);
+  } catch (const json::exception& e) {  // parse_error, or out_of_range for 1e400
+    std::string what = e.what();
+    // Drop nlohmann's "[json.exception.parse_error.101] " prefix: noise for users.
+    if (const size_t end = what.find("] ");
+        what.rfind("[json.", 0) == 0 && end != std::string::npos)
+      what.erase(0, end + 2);
+    fail(path, "invalid JSON: " + what);
+  }
+  if (doc.is_array()) return import_param_basic(doc, path);
+  const bool ours = doc.is_object() && doc.contains("schema") && doc.at("schema") == kTraceSchema;
+  if (!ours) {  // point users of other formats the right way rather than at a field
+    if (doc.contains("nodes"))
+      fail(path,
+           "looks like a PyTorch/Chakra execution trace: not supported; convert it to PARAM basic "
+           "or collbench JSON");
+    if (doc.contains("traceEvents"))
+      fail(path,
+           "looks like a Kineto/Chrome trace: not supported; convert it to PARAM basic or "
+           "collbench JSON");
+  }
+  return parse_trace_json(doc, path);
+}
+
+}  // namespace cb::dl
