@@ -23,5 +23,12 @@ for backend in mpi; do
   run 2 bw "$backend" -c
   run 2 bibw "$backend" -c
   run 2 mbw_mr "$backend" -c
+  for coll in allreduce bcast alltoall; do run 2 "$coll" "$backend" -c; done
+  for coll in iallreduce ibcast ialltoall; do
+    run 2 "$coll" "$backend" -c -t 0
+    mv "$out/$coll.$backend.host.json" "$out/$coll-t0.$backend.host.json"
+    mv "$out/$coll.$backend.host.txt" "$out/$coll-t0.$backend.host.txt"
+    run 2 "$coll" "$backend" -c -t 10
+  done
 done
 echo "sweep: results in $out"

@@ -128,6 +128,9 @@ void MpiBackend::batch(std::span<const P2POp> ops) {
 std::string MpiBackend::unsupported(const CollArgs& a) const {
   if (a.send.mem == Mem::Cuda || a.recv.mem == Mem::Cuda)
     return "the MPI backend cannot use device buffers: this MPI library is not CUDA-aware";
+  if (!a.algo.empty())
+    return "--algo selects engine algorithms; the mpi backend calls the MPI library, which "
+           "chooses its own (for MPICH see MPIR_CVAR_<COLL>_INTRA_ALGORITHM)";
   if (a.coll != Coll::Allreduce && a.coll != Coll::Bcast && a.coll != Coll::Alltoall)
     return "the MPI backend does not implement " + std::string(to_string(a.coll));
   if (reduces(a.coll) && mpi_datatype(a.dtype) == MPI_DATATYPE_NULL)

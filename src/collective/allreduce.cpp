@@ -1,0 +1,62 @@
+// cb_allreduce / cb_iallreduce. Every rank contributes `count` elements and receives their
+// reduction. busbw = algbw x 2(n-1)/n: each element crosses 2(n-1) of n links.
+#include "collective/benches.hpp"
+#include "collective/verify.hpp"
+#include "harness/runner.hpp"
+
+namespace cb {
+namespace {
+
+double expected(const CollArgs& a, int nranks, size_t i) {
+  double acc = input_value(a.dtype, a.op, 0, nranks, i);
+  for (int r = 1; r < nranks; ++r)
+    acc = apply_op(a.op, acc, input_value(a.dtype, a.op, r, nranks, i));
+  return acc;
+}
+
+void fill(const CollArgs& a, int rank, int nranks, std::byte* send, std::byte* recv) {
+  std::byte* in = a.in_place ? recv : send;
+  for (size_t i = 0; i < a.count; ++i) {
+    if (!a.in_place) store_poison(recv, i, a.dtype, expected(a, nranks, i));
+    store_element(in, i, a.dtype, input_value(a.dtype, a.op, rank, nranks, i));
+  }
+}
+
+size_t check(const CollArgs& a, int, int nranks, const std::byte* recv) {
+  size_t wrong = 0;
+  for (size_t i = 0; i < a.count; ++i)
+    wrong += load_element(recv, i, a.dtype) != expected(a, nranks, i);
+  return wrong;
+}
+
+}  // namespace
+
+const CollSpec kAllreduceSpec{
+    .coll = Coll::Allreduce,
+    .reduces = true,
+    .rooted = false,
+    .send_elements = [](size_t count, int) { return count; },
+    .recv_elements = [](size_t count, int) { return count; },
+    .algbw_elements = [](size_t count, int) { return count; },
+    .bus_factor = [](int n) { return 2.0 * (n - 1) / n; },
+    .fill = fill,
+    .check = check,
+};
+
+const BenchDesc kAllreduceBench{.name = "allreduce",
+                                .title = "Allreduce Latency Test",
+                                .family = Family::Collective,
+                                .default_sizes = {4, 64 << 20},
+                                .defaults = {1000, 100, 100, 10},
+                                .coll = &kAllreduceSpec,
+                                .make_runner = make_collective_runner};
+
+const BenchDesc kIallreduceBench{.name = "iallreduce",
+                                 .title = "Non-blocking Allreduce Latency Test",
+                                 .family = Family::NonblockingCollective,
+                                 .default_sizes = {4, 16 << 20},
+                                 .defaults = {1000, 100, 100, 10},
+                                 .coll = &kAllreduceSpec,
+                                 .make_runner = make_overlap_runner};
+
+}  // namespace cb

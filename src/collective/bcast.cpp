@@ -1,0 +1,59 @@
+// cb_bcast / cb_ibcast. The root's `count` elements reach every rank; busbw = algbw.
+#include "collective/benches.hpp"
+#include "collective/verify.hpp"
+#include "harness/runner.hpp"
+
+namespace cb {
+namespace {
+
+double expected(const CollArgs& a, int nranks, size_t i) {
+  return input_value(a.dtype, Op::Max, a.root, nranks, i);
+}
+
+void fill(const CollArgs& a, int rank, int nranks, std::byte*, std::byte* recv) {
+  for (size_t i = 0; i < a.count; ++i) {
+    if (rank == a.root)
+      store_element(recv, i, a.dtype, expected(a, nranks, i));
+    else
+      store_poison(recv, i, a.dtype, expected(a, nranks, i));
+  }
+}
+
+size_t check(const CollArgs& a, int, int nranks, const std::byte* recv) {
+  size_t wrong = 0;
+  for (size_t i = 0; i < a.count; ++i)
+    wrong += load_element(recv, i, a.dtype) != expected(a, nranks, i);
+  return wrong;
+}
+
+}  // namespace
+
+const CollSpec kBcastSpec{
+    .coll = Coll::Bcast,
+    .reduces = false,
+    .rooted = true,
+    .send_elements = [](size_t, int) { return size_t{0}; },
+    .recv_elements = [](size_t count, int) { return count; },
+    .algbw_elements = [](size_t count, int) { return count; },
+    .bus_factor = [](int) { return 1.0; },
+    .fill = fill,
+    .check = check,
+};
+
+const BenchDesc kBcastBench{.name = "bcast",
+                            .title = "Broadcast Latency Test",
+                            .family = Family::Collective,
+                            .default_sizes = {4, 64 << 20},
+                            .defaults = {1000, 100, 100, 10},
+                            .coll = &kBcastSpec,
+                            .make_runner = make_collective_runner};
+
+const BenchDesc kIbcastBench{.name = "ibcast",
+                             .title = "Non-blocking Broadcast Latency Test",
+                             .family = Family::NonblockingCollective,
+                             .default_sizes = {4, 16 << 20},
+                             .defaults = {1000, 100, 100, 10},
+                             .coll = &kBcastSpec,
+                             .make_runner = make_overlap_runner};
+
+}  // namespace cb
