@@ -1,5 +1,6 @@
 #include "backends/make_backend.hpp"
 
+#include "backends/engine_backend.hpp"
 #include "backends/mpi_backend.hpp"
 #include "harness/errors.hpp"
 
@@ -9,8 +10,7 @@ std::unique_ptr<Backend> make_backend(const Options& opt, const Control& ctl) {
   if (opt.backend == "mpi") return std::make_unique<MpiBackend>(ctl);
   if (opt.backend == "nccl")
     throw UsageError("--backend nccl is not implemented yet in this version of collbench");
-  if (opt.backend == "engine")
-    throw UsageError("--backend engine is not implemented yet in this version of collbench");
+  if (opt.backend == "engine") return std::make_unique<EngineBackend>(ctl);
   throw UsageError("--backend: unknown backend '" + opt.backend + "'");
 }
 

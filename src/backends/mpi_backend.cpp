@@ -3,7 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/environment.hpp"
-#include "harness/errors.hpp"
+#include "harness/mpi_check.hpp"
 
 namespace cb {
 namespace {

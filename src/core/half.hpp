@@ -1,6 +1,8 @@
 // IEEE binary16 ("half") and bfloat16 held as raw uint16_t bits, converted to and from
 // float with round-to-nearest-even. Every function is branch-free integer/float arithmetic
-// plus selects, so loops over arrays of them auto-vectorise (no table, no F16C required).
+// plus selects, so loops over arrays of them auto-vectorise (no table, no F16C required);
+// they are forced inline so that a large caller never ends up calling them per element.
+// Results do not depend on the FPU's denormal flushing (FTZ/DAZ) modes.
 #pragma once
 
 #include <bit>
@@ -12,7 +14,7 @@ namespace half_detail {
 // Selects with a mask rather than ?:. With the default -ftrapping-math, g++ will not
 // if-convert (and so not vectorise) a loop in which a float add/sub is needed on only one
 // side of a condition; masking keeps that arithmetic unconditional.
-inline uint32_t select(bool condition, uint32_t if_true, uint32_t if_false) {
+[[gnu::always_inline]] inline uint32_t select(bool condition, uint32_t if_true, uint32_t if_false) {
   const uint32_t mask = 0u - static_cast<uint32_t>(condition);
   return (if_true & mask) | (if_false & ~mask);
 }
@@ -20,7 +22,7 @@ inline uint32_t select(bool condition, uint32_t if_true, uint32_t if_false) {
 }  // namespace half_detail
 
 // Exact: every half value, NaN payloads included, is representable as a float.
-inline float half_to_float(uint16_t h) {
+[[gnu::always_inline]] inline float half_to_float(uint16_t h) {
   constexpr uint32_t kExpMask = 0x7C00u << 13;            // half exponent field, in float position
   constexpr uint32_t kRebias = (127u - 15u) << 23;        // half exponent bias 15 -> float bias 127
   constexpr uint32_t kInfNanAdjust = (128u - 16u) << 23;  // max half exponent -> 255
@@ -43,12 +45,13 @@ inline float half_to_float(uint16_t h) {
 // Round to nearest, ties to even. Overflow gives +-inf, tiny values become half subnormals
 // (or +-0). NaN stays NaN keeping its top 10 payload bits, so half -> float -> half is
 // exact for all 65536 values; a NaN whose kept payload would be zero becomes quiet 0x7E00.
-inline uint16_t float_to_half(float f) {
+[[gnu::always_inline]] inline uint16_t float_to_half(float f) {
   constexpr uint32_t kFloatInf = 0xFFu << 23;
   constexpr uint32_t kHalfOverflow = (127u + 16u) << 23;  // 65536.0f: beyond it only inf/NaN
   constexpr uint32_t kHalfMinNormal = 113u << 23;         // 2^-14
   // Adding 0.5 aligns the half-subnormal quantum (2^-24) with the float's last mantissa
-  // bit, so the FPU's own round-to-nearest-even does the rounding.
+  // bit, so the FPU's own round-to-nearest-even does the rounding. (Inputs the FPU might
+  // flush as denormal are far below 2^-25 and round to zero either way.)
   constexpr uint32_t kSubnormalMagicBits = ((127u - 15u) + (23u - 10u) + 1u) << 23;
   constexpr uint32_t kRebias = static_cast<uint32_t>(15 - 127) << 23;  // wraps, on purpose
 
@@ -72,13 +75,13 @@ inline uint16_t float_to_half(float f) {
 }
 
 // Exact: bfloat16 is the top half of a float.
-inline float bf16_to_float(uint16_t b) {
+[[gnu::always_inline]] inline float bf16_to_float(uint16_t b) {
   return std::bit_cast<float>(static_cast<uint32_t>(b) << 16);
 }
 
 // Round to nearest, ties to even (overflow carries into inf). NaN keeps its sign and top
 // payload bits and is made quiet, so it can never round into inf.
-inline uint16_t float_to_bf16(float f) {
+[[gnu::always_inline]] inline uint16_t float_to_bf16(float f) {
   const uint32_t bits = std::bit_cast<uint32_t>(f);
   const uint32_t rounded = (bits + 0x7FFFu + ((bits >> 16) & 1u)) >> 16;
   const uint32_t quiet_nan = (bits >> 16) | 0x0040u;

@@ -6,6 +6,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json_fwd.hpp>
 
@@ -84,7 +85,10 @@ class Backend {
   virtual std::string unsupported(const CollArgs& args) const = 0;
   virtual void run(const CollArgs& args) = 0;
   virtual std::unique_ptr<Request> start(const CollArgs& args) = 0;
+  // The algorithm that runs `args` (recorded in every result), and every algorithm the
+  // backend has for a collective (--algo all); empty where the library decides itself.
   virtual std::string algorithm(const CollArgs&) const { return {}; }
+  virtual std::vector<std::string> algorithms(Coll) const { return {}; }
   virtual void sync() {}  // device backends: wait for queued work
 };
 

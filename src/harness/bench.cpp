@@ -12,7 +12,7 @@
 #include "config.hpp"
 #include "gpu/device.hpp"
 #include "harness/environment.hpp"
-#include "harness/errors.hpp"
+#include "harness/mpi_check.hpp"
 #include "harness/runner.hpp"
 #include "harness/watchdog.hpp"
 
@@ -82,9 +82,12 @@ std::string ranks_line(const Control& ctl) {
 
 int sweep(const RunContext& rc, Runner& runner, Table& table, Report& report, Watchdog& dog) {
   long long failed_sizes = 0;
-  for (size_t bytes : runner.sizes()) {
-    dog.arm("message size " + std::to_string(bytes) + " B on backend " + rc.be.name());
-    SizeOutcome out = runner.measure(bytes);
+  for (const Point& point : runner.points()) {
+    const size_t bytes = point.bytes;
+    dog.arm("message size " + std::to_string(bytes) + " B" +
+            (point.algo.empty() ? "" : " (algorithm " + point.algo + ")") + " on backend " +
+            rc.be.name());
+    SizeOutcome out = runner.measure(point);
     dog.disarm();
     if (rc.opt.validate) {
       out.cells.push_back({"Validation", 0, 0, out.wrong ? "Fail" : "Pass"});

@@ -1,5 +1,7 @@
 #include "harness/coll_base.hpp"
 
+#include <algorithm>
+
 #include "harness/errors.hpp"
 #include "harness/fault.hpp"
 #include "harness/memory.hpp"
@@ -21,7 +23,7 @@ void CollectiveRunnerBase::prepare() {
     throw UsageError("-k/--root: root " + std::to_string(o.root.fixed) + " is out of range for " +
                      std::to_string(n) + " ranks");
 
-  std::vector<size_t> odd, too_big;
+  std::vector<size_t> odd, too_big, sizes;
   for (size_t bytes : size_sweep(o.sizes)) {
     const size_t count = bytes / width;
     const size_t need = (spec_.send_elements(count, n) + spec_.recv_elements(count, n)) * width;
@@ -30,7 +32,7 @@ void CollectiveRunnerBase::prepare() {
     else if (need > o.mem_limit)
       too_big.push_back(bytes);
     else
-      sizes_.push_back(bytes);
+      sizes.push_back(bytes);
   }
   const auto list = [](const std::vector<size_t>& v) {
     std::string s;
@@ -44,16 +46,45 @@ void CollectiveRunnerBase::prepare() {
   if (!too_big.empty())
     notes_.push_back("# skipped sizes whose buffers exceed -M " + format_bytes(o.mem_limit) +
                      " per process: " + list(too_big));
-  if (sizes_.empty())
+  if (sizes.empty())
     throw UsageError("no message size in -m " + std::to_string(o.sizes.min) + ":" +
                      std::to_string(o.sizes.max) + " fits: sizes must be positive multiples of " +
                      std::to_string(width) + " B (" + std::string(to_string(o.dtype)) +
                      ") within -M");
 
-  const size_t max_count = count_of(sizes_.back());
-  CollArgs probe = args_for(sizes_.back(), 0);
-  probe.send.mem = probe.recv.mem = o.mem;
-  if (const std::string why = rc_.be.unsupported(probe); !why.empty()) throw UsageError(why);
+  // Points: each size with the forced algorithm, every algorithm (--algo all) or the
+  // backend's choice. A combination the backend cannot run is skipped and listed.
+  std::vector<std::string> algos{o.algo};
+  if (o.algo == "all") {
+    algos = rc_.be.algorithms(spec_.coll);
+    if (algos.empty())
+      throw UsageError("--algo all: the " + rc_.be.name() +
+                       " backend has no algorithms to choose from");
+  }
+  std::string first_reason;
+  for (const std::string& algo : algos) {
+    std::string reason;
+    std::vector<size_t> skipped;
+    for (size_t bytes : sizes) {
+      CollArgs probe = args_for({bytes, algo}, 0);
+      probe.send.mem = probe.recv.mem = o.mem;
+      const std::string why = rc_.be.unsupported(probe);
+      if (why.empty()) {
+        points_.push_back({bytes, algo});
+      } else {
+        skipped.push_back(bytes);
+        if (reason.empty()) reason = why;
+      }
+    }
+    if (first_reason.empty()) first_reason = reason;
+    if (!skipped.empty() && skipped.size() < sizes.size())
+      notes_.push_back("# skipped" + (algo.empty() ? std::string() : " " + algo) + " at sizes " +
+                       list(skipped) + ": " + reason);
+  }
+  if (points_.empty()) throw UsageError(first_reason);
+  std::stable_sort(points_.begin(), points_.end(),
+                   [](const Point& a, const Point& b) { return a.bytes < b.bytes; });
+  const size_t max_count = count_of(sizes.back());
 
   const size_t send_bytes = spec_.send_elements(max_count, n) * width;
   if (send_bytes && !o.in_place) send_ = rc_.be.alloc(send_bytes, o.mem);
@@ -73,10 +104,10 @@ std::vector<std::string> CollectiveRunnerBase::header_lines() const {
   return lines;
 }
 
-CollArgs CollectiveRunnerBase::args_for(size_t bytes, int iteration) const {
+CollArgs CollectiveRunnerBase::args_for(const Point& point, int iteration) const {
   const Options& o = rc_.opt;
   const int n = rc_.ctl.size();
-  const size_t count = count_of(bytes);
+  const size_t count = count_of(point.bytes);
   const size_t width = dtype_size(o.dtype);
   CollArgs a;
   a.coll = spec_.coll;
@@ -85,20 +116,20 @@ CollArgs CollectiveRunnerBase::args_for(size_t bytes, int iteration) const {
   a.op = o.op;
   a.root = spec_.rooted ? (o.root.rotate ? iteration % n : o.root.fixed) : 0;
   a.in_place = o.in_place;
-  a.algo = o.algo;
+  a.algo = point.algo;
   a.recv = recv_.ptr ? recv_.slice(0, spec_.recv_elements(count, n) * width) : recv_;
   a.send = send_.ptr ? send_.slice(0, spec_.send_elements(count, n) * width) : Buf{};
   if (a.in_place) a.send = a.recv;
   return a;
 }
 
-long long CollectiveRunnerBase::validate(size_t bytes, bool nonblocking) {
+long long CollectiveRunnerBase::validate(const Point& point, bool nonblocking) {
   const int n = rc_.ctl.size();
   const int rank = rc_.ctl.rank();
   const int roots = spec_.rooted && rc_.opt.root.rotate ? n : 1;
   long long wrong = 0;
   for (int r = 0; r < roots; ++r) {
-    const CollArgs a = args_for(bytes, r);
+    const CollArgs a = args_for(point, r);
     const size_t width = dtype_size(a.dtype);
     std::vector<std::byte> send(spec_.send_elements(a.count, n) * width);
     std::vector<std::byte> recv(spec_.recv_elements(a.count, n) * width);
@@ -117,9 +148,11 @@ long long CollectiveRunnerBase::validate(size_t bytes, bool nonblocking) {
   return rc_.ctl.sum(wrong);
 }
 
-nlohmann::json CollectiveRunnerBase::base_record(size_t bytes, int iterations, int warmup) const {
+nlohmann::json CollectiveRunnerBase::base_record(const Point& point, int iterations,
+                                                 int warmup) const {
   const Options& o = rc_.opt;
-  const CollArgs a = args_for(bytes, 0);
+  const CollArgs a = args_for(point, 0);
+  const size_t bytes = point.bytes;
   nlohmann::json r = {{"bytes", bytes},
                       {"count", a.count},
                       {"dtype", to_string(o.dtype)},

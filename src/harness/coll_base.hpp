@@ -18,17 +18,17 @@ class CollectiveRunnerBase : public Runner {
 
   void prepare() override;
   std::vector<std::string> header_lines() const override;
-  std::vector<size_t> sizes() const override { return sizes_; }
+  std::vector<Point> points() const override { return points_; }
 
  protected:
   size_t count_of(size_t bytes) const { return bytes / dtype_size(rc_.opt.dtype); }
   // Arguments of one call; -k rotate moves the root with the iteration.
-  CollArgs args_for(size_t bytes, int iteration) const;
+  CollArgs args_for(const Point& point, int iteration) const;
   // Fresh exact inputs, one untimed operation (blocking or start + wait), every element
   // checked; wrong elements summed over ranks. Rotating roots are each checked.
-  long long validate(size_t bytes, bool nonblocking);
+  long long validate(const Point& point, bool nonblocking);
   // bytes, count, dtype, op, root, in_place, algo, iterations, warmup.
-  nlohmann::json base_record(size_t bytes, int iterations, int warmup) const;
+  nlohmann::json base_record(const Point& point, int iterations, int warmup) const;
   // The text column naming the backend's algorithm, if it has one for these arguments.
   void add_algorithm_cell(const CollArgs& args, std::vector<Cell>& cells) const;
 
@@ -36,7 +36,7 @@ class CollectiveRunnerBase : public Runner {
   const CollSpec& spec_;
 
  private:
-  std::vector<size_t> sizes_;
+  std::vector<Point> points_;
   std::vector<std::string> notes_;
   Buf send_, recv_;
 };

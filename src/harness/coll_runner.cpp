@@ -14,22 +14,23 @@ class CollectiveRunner final : public CollectiveRunnerBase {
  public:
   using CollectiveRunnerBase::CollectiveRunnerBase;
 
-  SizeOutcome measure(size_t bytes) override {
+  SizeOutcome measure(const Point& point) override {
+    const size_t bytes = point.bytes;
     const Options& o = rc_.opt;
     const Control& ctl = rc_.ctl;
     const int iters = o.iterations_for(bytes);
     const int warmup = o.warmup_for(bytes);
-    CollArgs a = args_for(bytes, 0);
+    CollArgs a = args_for(point, 0);
 
     for (int i = 0; i < warmup; ++i) {
-      a.root = args_for(bytes, i).root;
+      a.root = args_for(point, i).root;
       rc_.be.run(a);
       rc_.be.sync();
       ctl.barrier();
     }
     std::vector<double> samples(static_cast<size_t>(iters));
     for (int i = 0; i < iters; ++i) {
-      a.root = args_for(bytes, i).root;
+      a.root = args_for(point, i).root;
       const double t0 = now_s();
       rc_.be.run(a);
       rc_.be.sync();
@@ -46,8 +47,8 @@ class CollectiveRunner final : public CollectiveRunnerBase {
     const double busbw = algbw * spec_.bus_factor(ctl.size());
 
     SizeOutcome out;
-    out.wrong = o.validate ? validate(bytes, false) : 0;
-    out.record = base_record(bytes, iters, warmup);
+    out.wrong = o.validate ? validate(point, false) : 0;
+    out.record = base_record(point, iters, warmup);
     out.record["latency_us"] = {{"avg", avg}, {"min", lo}, {"max", hi}};
     out.record["slowest_rank_us"] = slowest;
     out.record["algbw_GBps"] = algbw;

@@ -6,17 +6,9 @@
 #include <cstdio>
 #include <map>
 
-#include "harness/errors.hpp"
+#include "harness/mpi_check.hpp"
 
 namespace cb {
-
-void throw_mpi_error(int code, const char* call, const char* file, int line) {
-  char text[MPI_MAX_ERROR_STRING] = {};
-  int len = 0;
-  MPI_Error_string(code, text, &len);
-  throw RuntimeError(std::string(call) + " failed: " + text + " (" + file + ":" +
-                     std::to_string(line) + ")");
-}
 
 int cores_on_node() {
   const long n = sysconf(_SC_NPROCESSORS_ONLN);

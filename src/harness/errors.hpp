@@ -29,12 +29,4 @@ struct ExitRequest {
   int status;
 };
 
-[[noreturn]] void throw_mpi_error(int code, const char* call, const char* file, int line);
-
 }  // namespace cb
-
-#define CB_MPI(call)                                                                   \
-  do {                                                                                 \
-    const int cb_mpi_rc_ = (call);                                                     \
-    if (cb_mpi_rc_ != 0) ::cb::throw_mpi_error(cb_mpi_rc_, #call, __FILE__, __LINE__); \
-  } while (0)

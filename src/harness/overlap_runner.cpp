@@ -33,16 +33,17 @@ class OverlapRunner final : public CollectiveRunnerBase {
     return lines;
   }
 
-  SizeOutcome measure(size_t bytes) override {
+  SizeOutcome measure(const Point& point) override {
+    const size_t bytes = point.bytes;
     const Options& o = rc_.opt;
     const Control& ctl = rc_.ctl;
     const int n = ctl.size();
     const int iters = o.iterations_for(bytes);
     const int warmup = o.warmup_for(bytes);
 
-    const double pure = pure_comm(bytes, iters, warmup);  // this rank's mean, us
+    const double pure = pure_comm(point, iters, warmup);  // this rank's mean, us
     const double target = ctl.max(pure);
-    const Overlapped ov = overlapped(bytes, iters, warmup, target);
+    const Overlapped ov = overlapped(point, iters, warmup, target);
 
     const double pure_avg = ctl.sum(pure) / n;
     const double overall = ctl.sum(ov.overall) / n, compute = ctl.sum(ov.compute) / n;
@@ -54,8 +55,8 @@ class OverlapRunner final : public CollectiveRunnerBase {
     const double imb = imb_overlap(pure, ov);
 
     SizeOutcome out;
-    out.wrong = o.validate ? validate(bytes, true) : 0;
-    out.record = base_record(bytes, iters, warmup);
+    out.wrong = o.validate ? validate(point, true) : 0;
+    out.record = base_record(point, iters, warmup);
     out.record["test_calls"] = o.test_calls;
     out.record["pure_comm_us"] = {{"avg", pure_avg}, {"min", ctl.min(pure)}, {"max", target}};
     out.record["compute_target_us"] = target;
@@ -75,15 +76,15 @@ class OverlapRunner final : public CollectiveRunnerBase {
       out.cells.push_back({"Max Comm.(us)", target});
       out.cells.push_back({"Iterations", double(iters), 0});
     }
-    add_algorithm_cell(args_for(bytes, 0), out.cells);
+    add_algorithm_cell(args_for(point, 0), out.cells);
     return out;
   }
 
  private:
-  double pure_comm(size_t bytes, int iters, int warmup) {
+  double pure_comm(const Point& point, int iters, int warmup) {
     std::vector<double> samples;
     for (int i = 0; i < warmup + iters; ++i) {
-      const CollArgs a = args_for(bytes, i);
+      const CollArgs a = args_for(point, i);
       const double t0 = now_s();
       rc_.be.start(a)->wait();
       rc_.be.sync();
@@ -93,13 +94,13 @@ class OverlapRunner final : public CollectiveRunnerBase {
     return mean_of(samples);
   }
 
-  Overlapped overlapped(size_t bytes, int iters, int warmup, double target_us) {
+  Overlapped overlapped(const Point& point, int iters, int warmup, double target_us) {
     const int tests = rc_.opt.test_calls;
     const int chunks = std::max(1, tests);
     const double chunk_s = target_us * 1e-6 / chunks;
     std::vector<double> overall, compute, init, test, wait;
     for (int i = 0; i < warmup + iters; ++i) {
-      const CollArgs a = args_for(bytes, i);
+      const CollArgs a = args_for(point, i);
       double t_compute = 0, t_test = 0;
       const double t_start = now_s();
       auto req = rc_.be.start(a);

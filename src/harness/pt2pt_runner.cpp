@@ -79,9 +79,14 @@ class Pt2ptRunner final : public Runner {
     return lines;
   }
 
-  std::vector<size_t> sizes() const override { return size_sweep(rc_.opt.sizes); }
+  std::vector<Point> points() const override {
+    std::vector<Point> out;
+    for (size_t bytes : size_sweep(rc_.opt.sizes)) out.push_back({bytes, {}});
+    return out;
+  }
 
-  SizeOutcome measure(size_t bytes) override {
+  SizeOutcome measure(const Point& point) override {
+    const size_t bytes = point.bytes;
     const Options& o = rc_.opt;
     const int iters = o.iterations_for(bytes);
     const int warmup = o.warmup_for(bytes);

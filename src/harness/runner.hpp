@@ -23,6 +23,12 @@ struct RunContext {
   Backend& be;
 };
 
+// One measurement of a sweep: a message size, and for --algo all one algorithm.
+struct Point {
+  size_t bytes;
+  std::string algo;  // empty: the backend's choice
+};
+
 struct SizeOutcome {
   std::vector<Cell> cells;  // table columns after Size (Validation is added by sweep)
   nlohmann::json record;    // the JSON result for this size (complete on rank 0)
@@ -36,8 +42,8 @@ class Runner {
   // here cannot leave the others waiting; bench_main() agrees on the outcome.
   virtual void prepare() = 0;
   virtual std::vector<std::string> header_lines() const { return {}; }
-  virtual std::vector<size_t> sizes() const = 0;
-  virtual SizeOutcome measure(size_t bytes) = 0;  // collective over all ranks
+  virtual std::vector<Point> points() const = 0;
+  virtual SizeOutcome measure(const Point& point) = 0;  // collective over all ranks
 };
 
 std::unique_ptr<Runner> make_pt2pt_runner(const RunContext& rc);

@@ -1,0 +1,175 @@
+#include "backends/engine_backend.hpp"
+
+#include <cstdlib>
+#include <nlohmann/json.hpp>
+
+#include "collective/engine/algorithm.hpp"
+#include "collective/engine/execution.hpp"
+#include "config.hpp"
+#include "harness/environment.hpp"
+#include "harness/errors.hpp"
+
+namespace cb {
+namespace {
+
+constexpr Coll kColls[] = {Coll::Allreduce, Coll::Bcast, Coll::Alltoall};
+
+// A non-blocking collective: its own schedule, advanced by test() and wait().
+class EngineRequest final : public Request {
+ public:
+  EngineRequest(const engine::Algorithm& algo, const CollArgs& args, engine::Comm& comm,
+                engine::Executor& exec)
+      : exec_(sched_, comm, exec, comm.next_tag()), wait_(comm.wait_mode()) {
+    algo.build(sched_, args, comm);
+    exec_.test();  // start the first round at once (small messages may finish here)
+  }
+  ~EngineRequest() override { wait(); }  // never leave posted receives behind
+  bool test() override { return exec_.test(); }
+  void wait() override {
+    engine::wait_until([&] { return exec_.test(); }, wait_);
+  }
+
+ private:
+  engine::Schedule sched_;
+  engine::Execution exec_;
+  WaitMode wait_;
+};
+
+std::string env_algo(Coll coll) {
+  std::string var = "CB_" + std::string(to_string(coll)) + "_ALGO";
+  for (char& c : var) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  const char* v = std::getenv(var.c_str());
+  return v ? v : "";
+}
+
+}  // namespace
+
+EngineBackend::EngineBackend(const Control& ctl)
+    : comm_(MPI_COMM_WORLD, ctl.wait_mode()), table_(engine::TuningTable::load_default()) {
+  for (Coll c : kColls)
+    for (Mem m : {Mem::Host, Mem::Cuda}) pruned_[{c, m}] = table_.prune(c, m, comm_.size());
+}
+
+std::string EngineBackend::library_version() const {
+  return std::string("collbench engine ") + CB_VERSION + ", transport: MPI point-to-point (" +
+         mpi_library_version() + ")";
+}
+
+void EngineBackend::describe(nlohmann::json& out) const {
+  nlohmann::json algos = nlohmann::json::array();
+  for (const engine::Algorithm* a : engine::all_algorithms())
+    algos.push_back({{"coll", to_string(a->coll)}, {"name", a->name}, {"summary", a->summary}});
+  out["algorithms"] = algos;
+  table_.to_json(out["tuning"]);
+  out["transport"] = "mpi";
+  out["wait"] = comm_.wait_mode() == WaitMode::Yield ? "yield" : "spin, then yield";
+}
+
+// Point to point on the engine's transport (the pt2pt benchmarks with --backend engine).
+void EngineBackend::complete(std::span<engine::Step> steps, std::span<const int> tags) {
+  for (size_t i = 0; i < steps.size(); ++i) comm_.transport(steps[i].peer).post(steps[i], tags[i]);
+  engine::wait_until(
+      [&] {
+        bool all = true;
+        for (engine::Step& s : steps)
+          if (!s.done) all &= (s.done = comm_.transport(s.peer).test(s));
+        return all;
+      },
+      comm_.wait_mode());
+}
+
+namespace {
+engine::Step p2p_step(P2POp::Kind kind, const Buf& buf, int peer) {
+  return {.kind = kind == P2POp::Kind::Send ? engine::StepKind::Send : engine::StepKind::Recv,
+          .peer = peer,
+          .dst = buf.ptr,
+          .src = buf.ptr,
+          .bytes = buf.bytes};
+}
+}  // namespace
+
+void EngineBackend::send(const Buf& buf, int peer, int tag) {
+  engine::Step s = p2p_step(P2POp::Kind::Send, buf, peer);
+  complete({&s, 1}, {&tag, 1});
+}
+
+void EngineBackend::recv(const Buf& buf, int peer, int tag) {
+  engine::Step s = p2p_step(P2POp::Kind::Recv, buf, peer);
+  complete({&s, 1}, {&tag, 1});
+}
+
+void EngineBackend::batch(std::span<const P2POp> ops) {
+  steps_.clear();
+  tags_.clear();
+  for (const P2POp& op : ops) {
+    steps_.push_back(p2p_step(op.kind, op.buf, op.peer));
+    tags_.push_back(op.tag);
+  }
+  complete(steps_, tags_);
+}
+
+const engine::Algorithm* EngineBackend::choose(const CollArgs& a, std::string* why) const {
+  const std::string forced = !a.algo.empty() ? a.algo : env_algo(a.coll);
+  if (forced.empty()) {
+    const engine::Algorithm* algo =
+        engine::select_algorithm(pruned_.at({a.coll, a.recv.mem}), a, comm_);
+    if (!algo && why)
+      *why = "no " + std::string(to_string(a.coll)) + " algorithm can run these arguments";
+    return algo;
+  }
+  const engine::Algorithm* algo = engine::find_algorithm(a.coll, forced);
+  if (!algo) {
+    if (why)
+      *why = "unknown " + std::string(to_string(a.coll)) + " algorithm '" + forced +
+             "' (the engine has: " + engine::algorithm_names(a.coll) + ")";
+    return nullptr;
+  }
+  if (algo->cannot_run) {
+    const std::string reason = algo->cannot_run(a, comm_);
+    if (!reason.empty()) {
+      if (why) *why = reason;
+      return nullptr;
+    }
+  }
+  return algo;
+}
+
+std::string EngineBackend::unsupported(const CollArgs& a) const {
+  if (a.coll != Coll::Allreduce && a.coll != Coll::Bcast && a.coll != Coll::Alltoall)
+    return "the engine does not implement " + std::string(to_string(a.coll));
+  if (a.send.mem == Mem::Cuda || a.recv.mem == Mem::Cuda)
+    return "the engine's device path is not built yet: use host buffers";
+  std::string why;
+  return choose(a, &why) ? std::string() : why;
+}
+
+void EngineBackend::run(const CollArgs& a) {
+  std::string why;
+  const engine::Algorithm* algo = choose(a, &why);
+  if (!algo) throw UsageError(why);
+  blocking_.reset();
+  algo->build(blocking_, a, comm_);
+  engine::Execution exec(blocking_, comm_, host_, comm_.next_tag());
+  engine::wait_until([&] { return exec.test(); }, comm_.wait_mode());
+}
+
+std::unique_ptr<Request> EngineBackend::start(const CollArgs& a) {
+  std::string why;
+  const engine::Algorithm* algo = choose(a, &why);
+  if (!algo) throw UsageError(why);
+  return std::make_unique<EngineRequest>(*algo, a, comm_, host_);
+}
+
+std::string EngineBackend::algorithm(const CollArgs& a) const {
+  const engine::Algorithm* algo = choose(a, nullptr);
+  return algo ? std::string(algo->name) : std::string();
+}
+
+std::vector<std::string> EngineBackend::algorithms(Coll coll) const {
+  std::vector<std::string> out;
+  for (const engine::Algorithm* a : engine::all_algorithms())
+    if (a->coll == coll) out.emplace_back(a->name);
+  return out;
+}
+
+}  // namespace cb

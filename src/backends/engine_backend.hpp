@@ -1,0 +1,53 @@
+// --backend engine: collbench's own collective engine (src/collective/engine).
+#pragma once
+
+#include <map>
+#include <memory>
+#include <vector>
+
+#include "collective/engine/comm.hpp"
+#include "collective/engine/executor.hpp"
+#include "collective/engine/schedule.hpp"
+#include "collective/engine/select.hpp"
+#include "harness/backend.hpp"
+#include "harness/control.hpp"
+
+namespace cb {
+
+class EngineBackend final : public Backend {
+ public:
+  explicit EngineBackend(const Control& ctl);
+
+  std::string name() const override { return "engine"; }
+  std::string title() const override { return "Engine"; }
+  std::string library_version() const override;
+  void describe(nlohmann::json& out) const override;
+  int rank() const override { return comm_.rank(); }
+  int size() const override { return comm_.size(); }
+
+  void send(const Buf& buf, int peer, int tag) override;
+  void recv(const Buf& buf, int peer, int tag) override;
+  void batch(std::span<const P2POp> ops) override;
+
+  std::string unsupported(const CollArgs& args) const override;
+  void run(const CollArgs& args) override;
+  std::unique_ptr<Request> start(const CollArgs& args) override;
+  std::string algorithm(const CollArgs& args) const override;
+  std::vector<std::string> algorithms(Coll coll) const override;
+
+ private:
+  // The algorithm for args: --algo, else CB_<COLL>_ALGO, else the tuning table.
+  const engine::Algorithm* choose(const CollArgs& args, std::string* why) const;
+  // Posts point-to-point steps (tags[i] for steps[i]) and waits for all of them.
+  void complete(std::span<engine::Step> steps, std::span<const int> tags);
+
+  mutable engine::Comm comm_;
+  engine::HostExecutor host_;
+  engine::TuningTable table_;
+  std::map<std::pair<Coll, Mem>, std::vector<engine::Rule>> pruned_;
+  engine::Schedule blocking_;        // reused by every blocking call: no allocation per call
+  std::vector<engine::Step> steps_;  // reused by batch()
+  std::vector<int> tags_;
+};
+
+}  // namespace cb

@@ -1,0 +1,35 @@
+#include "collective/engine/algorithm.hpp"
+
+#include <array>
+
+#include "collective/engine/algos/algos.hpp"
+
+namespace cb::engine {
+
+std::span<const Algorithm* const> all_algorithms() {
+  static constexpr std::array<const Algorithm*, 9> kAll = {&kAllreduceRecursiveDoubling,
+                                                           &kAllreduceRabenseifner,
+                                                           &kAllreduceRing,
+                                                           &kBcastBinomial,
+                                                           &kBcastScatterAllgather,
+                                                           &kBcastChain,
+                                                           &kAlltoallPairwise,
+                                                           &kAlltoallBruck,
+                                                           &kAlltoallLinear};
+  return kAll;
+}
+
+const Algorithm* find_algorithm(Coll coll, std::string_view name) {
+  for (const Algorithm* a : all_algorithms())
+    if (a->coll == coll && a->name == name) return a;
+  return nullptr;
+}
+
+std::string algorithm_names(Coll coll) {
+  std::string out;
+  for (const Algorithm* a : all_algorithms())
+    if (a->coll == coll) out += (out.empty() ? "" : ", ") + std::string(a->name);
+  return out;
+}
+
+}  // namespace cb::engine

@@ -1,0 +1,29 @@
+// The engine's algorithms: one file each under algos/, each a schedule builder plus the
+// conditions under which it can run. This table serves listing, forcing by name and the
+// tuning-table selection.
+#pragma once
+
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "collective/engine/comm.hpp"
+#include "collective/engine/schedule.hpp"
+#include "harness/backend.hpp"
+
+namespace cb::engine {
+
+struct Algorithm {
+  Coll coll;
+  std::string_view name;
+  std::string_view summary;
+  // Why it cannot run these arguments on this communicator; empty when it can.
+  std::string (*cannot_run)(const CollArgs& args, const Comm& comm);
+  void (*build)(Schedule& schedule, const CollArgs& args, const Comm& comm);
+};
+
+std::span<const Algorithm* const> all_algorithms();
+const Algorithm* find_algorithm(Coll coll, std::string_view name);
+std::string algorithm_names(Coll coll);  // "a, b, c" for messages
+
+}  // namespace cb::engine

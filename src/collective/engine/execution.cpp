@@ -1,0 +1,32 @@
+#include "collective/engine/execution.hpp"
+
+namespace cb::engine {
+
+bool Execution::test() {
+  while (round_ < sched_.rounds()) {
+    const auto steps = sched_.round(round_);
+    // Start the round's steps in order; local work must finish before the next step.
+    for (; started_ < steps.size(); ++started_) {
+      Step& s = steps[started_];
+      if (s.kind == StepKind::Send || s.kind == StepKind::Recv) {
+        comm_.transport(s.peer).post(s, tag_);
+        continue;
+      }
+      if (!s.started) {
+        s.started = true;
+        if (exec_.start(s)) continue;
+      }
+      if (!exec_.test(s)) return false;  // asynchronous local work still running
+    }
+    for (Step& s : steps) {
+      if (s.done || s.kind == StepKind::Reduce || s.kind == StepKind::Copy) continue;
+      if (!comm_.transport(s.peer).test(s)) return false;
+      s.done = true;
+    }
+    ++round_;
+    started_ = 0;
+  }
+  return true;
+}
+
+}  // namespace cb::engine

@@ -1,0 +1,71 @@
+// A collective as data: rounds of steps (send, receive, reduce, copy), cf. libNBC and
+// MPICH's MPIR_Sched. Algorithms only build schedules; execution.hpp runs them.
+//
+// Within a round, steps start in the order they were added: communication is posted
+// without waiting, local work (reduce, copy) runs to completion before the next step
+// starts. A round ends when all of its communication has completed. So "post the next
+// receive, reduce the previous chunk, send it" is one round in which the reduction
+// overlaps the incoming data.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstddef>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "core/types.hpp"
+
+namespace cb::engine {
+
+enum class StepKind : uint8_t { Send, Recv, Reduce, Copy };
+
+struct Step {
+  StepKind kind;
+  int peer = -1;              // Send, Recv
+  void* dst = nullptr;        // Recv target; Reduce in/out; Copy destination
+  const void* src = nullptr;  // Send source; Reduce input; Copy source
+  size_t bytes = 0;           // Send, Recv, Copy
+  size_t count = 0;           // Reduce: elements
+  Dtype dtype = Dtype::Char;
+  Op op = Op::Sum;
+  // Execution state, owned by whoever started the step.
+  bool started = false;  // local work (Reduce, Copy) has been handed to the executor
+  bool done = false;     // communication completed
+  MPI_Request request = MPI_REQUEST_NULL;
+  uint64_t token = 0;
+};
+
+class Schedule {
+ public:
+  Schedule() = default;
+  Schedule(const Schedule&) = delete;
+  Schedule& operator=(const Schedule&) = delete;
+
+  // Zero-byte transfers and empty reductions are dropped: both sides drop them alike.
+  void send(const void* src, size_t bytes, int peer);
+  void recv(void* dst, size_t bytes, int peer);
+  void reduce(void* inout, const void* in, size_t count, Dtype dt, Op op);  // inout op= in
+  void copy(void* dst, const void* src, size_t bytes);
+  void end_round();  // closes the current round; no-op when it is empty
+
+  // Memory that lives as long as the schedule (or until reset), 64-byte aligned.
+  std::byte* scratch(size_t bytes);
+
+  void reset();  // empties the schedule, keeping its memory for the next build
+  size_t rounds() const { return round_ends_.size(); }
+  std::span<Step> round(size_t i);
+  size_t steps() const { return steps_.size(); }
+
+ private:
+  void add(Step s);
+
+  std::vector<Step> steps_;
+  std::vector<size_t> round_ends_;  // exclusive end index of each closed round
+  // Scratch blocks are never moved, so pointers stay valid while the schedule grows.
+  std::vector<std::pair<std::unique_ptr<std::byte[]>, size_t>> blocks_;
+  size_t block_ = 0, used_ = 0;
+};
+
+}  // namespace cb::engine

@@ -1,0 +1,32 @@
+// How bytes move between two ranks. Algorithms never see a transport: the execution of a
+// schedule hands each send/receive step to the transport the communicator has for that
+// peer (MPI point to point now; shared memory on a node later).
+#pragma once
+
+#include "collective/engine/schedule.hpp"
+
+namespace cb::engine {
+
+class Transport {
+ public:
+  virtual ~Transport() = default;
+  virtual const char* name() const = 0;
+  // Starts a Send or Recv step; `tag` keeps concurrent operations apart.
+  virtual void post(Step& step, int tag) = 0;
+  // True once the step has completed (its buffer may be reused).
+  virtual bool test(Step& step) = 0;
+};
+
+// MPI_Isend / MPI_Irecv on the engine's own communicator.
+class MpiTransport final : public Transport {
+ public:
+  explicit MpiTransport(MPI_Comm comm) : comm_(comm) {}
+  const char* name() const override { return "mpi"; }
+  void post(Step& step, int tag) override;
+  bool test(Step& step) override;
+
+ private:
+  MPI_Comm comm_;
+};
+
+}  // namespace cb::engine
