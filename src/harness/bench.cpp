@@ -97,6 +97,7 @@ int sweep(const RunContext& rc, Runner& runner, Table& table, Report& report, Wa
       out.record["validation"] = {{"enabled", false}};
     }
     table.row(bytes, out.cells);
+    for (const auto& line : out.extra_lines) table.line(line);
     report.add_result(std::move(out.record));
     if (out.wrong) {
       ++failed_sizes;

@@ -11,7 +11,7 @@
 
 namespace cb {
 
-enum class Family : uint8_t { Pt2pt, Collective, NonblockingCollective };
+enum class Family : uint8_t { Pt2pt, Collective, NonblockingCollective, Replay };
 
 struct IterationDefaults {
   int iterations;  // at or below the large-message threshold (8 KiB, as OMB)

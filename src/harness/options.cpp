@@ -104,7 +104,12 @@ void to_json(nlohmann::json& j, const Options& o) {
        {"root", o.root.rotate ? std::string("rotate") : "fixed:" + std::to_string(o.root.fixed)},
        {"mem_limit_bytes", o.mem_limit},
        {"test_calls", o.test_calls},
-       {"algo", o.algo}};
+       {"algo", o.algo},
+       {"trace", o.trace},
+       {"model", o.model},
+       {"fusion", o.fusion},
+       {"compute", o.compute},
+       {"export_trace", o.export_trace}};
 }
 
 ParseOutcome parse_options(const BenchDesc& desc, int argc, const char* const* argv) {
@@ -150,6 +155,13 @@ ParseOutcome parse_options(const BenchDesc& desc, int argc, const char* const* a
     app.add_option("-p,--pairs", o.pairs, "sender/receiver pairs (mbw_mr; default nranks/2)");
     app.add_option("buffers", sides, "H or D for rank 0's and rank 1's buffers (OMB form)")
         ->expected(0, 2);
+  } else if (desc.family == Family::Replay) {
+    app.add_option("--trace", o.trace, "gradient trace: collbench JSON, PARAM basic JSON or CSV");
+    app.add_option("--model", o.model, "built-in model: resnet50, vgg16, bert-base, gpt2");
+    app.add_option("--fusion", o.fusion, "grouping: none, horovod[:MB], ddp[:MB]");
+    app.add_option("--compute", o.compute, "emulated backward compute: none, trace, us-per-mb:X");
+    app.add_option("--export-trace", o.export_trace, "write the (model) trace as collbench JSON");
+    app.add_option("--algo", o.algo, "engine algorithm by name");
   } else {
     app.add_option("-T,--dtype", dtype, "element type: " + dtype_choices());
     app.add_option("--op", op, "reduction: " + op_choices());
@@ -239,6 +251,8 @@ ParseOutcome parse_options(const BenchDesc& desc, int argc, const char* const* a
     if (o.mem_limit < (size_t{1} << 20)) throw UsageError("-M/--mem-limit must be at least 1M");
     if (o.test_calls < 0) throw UsageError("-t/--num-test-calls must not be negative");
   }
+  if (desc.family == Family::Replay && o.trace.empty() == o.model.empty())
+    throw UsageError("give exactly one of --trace FILE or --model NAME");
   return out;
 }
 

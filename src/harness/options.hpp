@@ -49,6 +49,13 @@ struct Options {
   int test_calls = 0;                  // -t, non-blocking: MPI_Test-like calls during compute
   std::string algo;                    // engine: force an algorithm ("all": every one)
 
+  // replay (cb_replay)
+  std::string trace;          // --trace FILE (collbench JSON, PARAM basic JSON or CSV)
+  std::string model;          // --model NAME (resnet50, vgg16, bert-base, gpt2)
+  std::string fusion = "none";   // --fusion none|horovod[:MB]|ddp[:MB]
+  std::string compute = "none";  // --compute none|trace|us-per-mb:X
+  std::string export_trace;      // --export-trace FILE
+
   int iterations_for(size_t bytes) const {
     return bytes > large_threshold ? iterations_large : iterations;
   }

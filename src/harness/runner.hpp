@@ -33,6 +33,7 @@ struct SizeOutcome {
   std::vector<Cell> cells;  // table columns after Size (Validation is added by sweep)
   nlohmann::json record;    // the JSON result for this size (complete on rank 0)
   long long wrong = 0;      // wrong elements summed over ranks
+  std::vector<std::string> extra_lines;  // printed (rank 0) after the row, e.g. a breakdown
 };
 
 class Runner {
