@@ -91,44 +91,53 @@ void Control::barrier() const {
 }
 
 namespace {
+// Reductions of results honour the wait mode too: a blocking MPI_Allreduce busy-polls.
+void allreduce(const Control& ctl, const void* in, void* out, int n, MPI_Datatype type, MPI_Op op) {
+  if (ctl.wait_mode() == WaitMode::Spin) {
+    CB_MPI(MPI_Allreduce(in, out, n, type, op, ctl.comm()));
+    return;
+  }
+  MPI_Request req;
+  CB_MPI(MPI_Iallreduce(in, out, n, type, op, ctl.comm(), &req));
+  ctl.wait(req);
+}
 template <typename T>
-T reduce_scalar(MPI_Comm comm, T v, MPI_Datatype type, MPI_Op op) {
+T reduce_scalar(const Control& ctl, T v, MPI_Datatype type, MPI_Op op) {
   T out{};
-  CB_MPI(MPI_Allreduce(&v, &out, 1, type, op, comm));
+  allreduce(ctl, &v, &out, 1, type, op);
   return out;
 }
-std::vector<double> reduce_vector(MPI_Comm comm, const std::vector<double>& v, MPI_Op op) {
+std::vector<double> reduce_vector(const Control& ctl, const std::vector<double>& v, MPI_Op op) {
   std::vector<double> out(v.size());
-  CB_MPI(MPI_Allreduce(v.data(), out.data(), static_cast<int>(v.size()), MPI_DOUBLE, op, comm));
+  allreduce(ctl, v.data(), out.data(), static_cast<int>(v.size()), MPI_DOUBLE, op);
   return out;
 }
 }  // namespace
 
 double Control::max(double v) const {
-  return reduce_scalar(comm_, v, MPI_DOUBLE, MPI_MAX);
+  return reduce_scalar(*this, v, MPI_DOUBLE, MPI_MAX);
 }
 double Control::min(double v) const {
-  return reduce_scalar(comm_, v, MPI_DOUBLE, MPI_MIN);
+  return reduce_scalar(*this, v, MPI_DOUBLE, MPI_MIN);
 }
 double Control::sum(double v) const {
-  return reduce_scalar(comm_, v, MPI_DOUBLE, MPI_SUM);
+  return reduce_scalar(*this, v, MPI_DOUBLE, MPI_SUM);
 }
 long long Control::sum(long long v) const {
-  return reduce_scalar(comm_, v, MPI_LONG_LONG, MPI_SUM);
+  return reduce_scalar(*this, v, MPI_LONG_LONG, MPI_SUM);
 }
 std::vector<double> Control::max(const std::vector<double>& v) const {
-  return reduce_vector(comm_, v, MPI_MAX);
+  return reduce_vector(*this, v, MPI_MAX);
 }
 std::vector<double> Control::sum(const std::vector<double>& v) const {
-  return reduce_vector(comm_, v, MPI_SUM);
+  return reduce_vector(*this, v, MPI_SUM);
 }
 
 void agree(const Control& ctl, int status, const std::string& message) {
   const int worst = static_cast<int>(ctl.max(static_cast<double>(status)));
   if (worst == 0) return;
   const int mine = status != 0 ? ctl.rank() : ctl.size();
-  int reporter = 0;
-  CB_MPI(MPI_Allreduce(&mine, &reporter, 1, MPI_INT, MPI_MIN, ctl.comm()));
+  const int reporter = static_cast<int>(ctl.min(static_cast<double>(mine)));
   if (ctl.rank() == reporter) {
     if (ctl.size() > 1 && ctl.rank() != 0)
       std::fprintf(stderr, "collbench: error (rank %d): %s\n", ctl.rank(), message.c_str());

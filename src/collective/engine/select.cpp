@@ -45,7 +45,8 @@ Rule parse_rule(const nlohmann::json& j, const std::string& origin, size_t i) {
   }
   r.max_bytes = SIZE_MAX;
   if (j.contains("max_bytes") && !j["max_bytes"].is_null()) {
-    if (!j["max_bytes"].is_number_unsigned())
+    const auto& mb = j["max_bytes"];
+    if (!mb.is_number_integer() || mb.get<long long>() < 0)
       bad(origin, i, "field \"max_bytes\" must be a byte count or null");
     r.max_bytes = j["max_bytes"].get<size_t>();
   }

@@ -1,0 +1,219 @@
+// The engine's correctness matrix, run as a real MPI job at 1-8 ranks (ctest starts it
+// once per rank count, in yield mode when ranks outnumber cores): every algorithm of every
+// collective against a locally computed reference, for every dtype and op, counts 0, 1,
+// around the rank count and not divisible by it, in and out of place, several roots, and
+// several MiB; then non-blocking operations in flight together, and the errors for
+// algorithms that cannot run. Prints each failure; exits 1 if any.
+#include <mpi.h>
+
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "backends/engine_backend.hpp"
+#include "collective/benches.hpp"
+#include "harness/errors.hpp"
+#include "harness/memory.hpp"
+
+namespace cb {
+namespace {
+
+struct Case {
+  const CollSpec* spec;
+  std::string algo;
+  Dtype dtype;
+  Op op;
+  size_t count;
+  bool in_place;
+  int root;
+};
+
+std::string describe(const Case& c) {
+  return std::string(to_string(c.spec->coll)) + "/" + c.algo + " " +
+         std::string(to_string(c.dtype)) + " " + std::string(to_string(c.op)) + " count " +
+         std::to_string(c.count) + (c.in_place ? " in place" : "") + " root " +
+         std::to_string(c.root);
+}
+
+class Checker {
+ public:
+  explicit Checker(const Control& ctl) : ctl_(ctl), be_(ctl) {}
+
+  // Buffers and host images for one case, filled with the exact inputs.
+  struct Prepared {
+    CollArgs args;
+    Buf send, recv;
+  };
+
+  Prepared prepare(const Case& c) {
+    const int n = ctl_.size();
+    const size_t w = dtype_size(c.dtype);
+    Prepared p;
+    CollArgs& a = p.args;
+    a = {.coll = c.spec->coll,
+         .count = c.count,
+         .dtype = c.dtype,
+         .op = c.op,
+         .root = c.root,
+         .in_place = c.in_place,
+         .algo = c.algo};
+    const size_t send_bytes = c.spec->send_elements(c.count, n) * w;
+    const size_t recv_bytes = c.spec->recv_elements(c.count, n) * w;
+    p.recv = alloc_buffer(recv_bytes, Mem::Host);
+    p.send = alloc_buffer(send_bytes, Mem::Host);
+    a.recv = p.recv;
+    a.send = c.in_place ? p.recv : p.send;
+    std::vector<std::byte> send(send_bytes), recv(recv_bytes);
+    c.spec->fill(a, ctl_.rank(), n, send.data(), recv.data());
+    write_buffer(p.send, send);
+    write_buffer(p.recv, recv);
+    return p;
+  }
+
+  long long finish(const Case& c, Prepared& p) {
+    const long long wrong = static_cast<long long>(
+        c.spec->check(p.args, ctl_.rank(), ctl_.size(), read_buffer(p.recv).data()));
+    free_buffer(p.send);
+    free_buffer(p.recv);
+    return wrong;
+  }
+
+  // Runs one case blocking; every rank must agree on whether it is runnable.
+  void blocking(const Case& c) {
+    Prepared p = prepare(c);
+    const std::string why = be_.unsupported(p.args);
+    if (!why.empty()) {
+      free_buffer(p.send);
+      free_buffer(p.recv);
+      return;  // e.g. ring with fewer elements than ranks: checked in errors()
+    }
+    be_.run(p.args);
+    record(c, finish(c, p));
+  }
+
+  // Several operations of different collectives and algorithms in flight at once.
+  void in_flight(const std::vector<Case>& cases) {
+    std::vector<Prepared> ps;
+    std::vector<std::unique_ptr<Request>> reqs;
+    for (const Case& c : cases) ps.push_back(prepare(c));
+    for (Prepared& p : ps) reqs.push_back(be_.start(p.args));
+    for (size_t i = reqs.size(); i-- > 0;) reqs[i]->wait();  // completed in reverse order
+    for (size_t i = 0; i < cases.size(); ++i) record(cases[i], finish(cases[i], ps[i]));
+  }
+
+  // Forcing an algorithm that cannot run says why, naming it.
+  void expect_refusal(const Case& c, const std::string& needle) {
+    Prepared p = prepare(c);
+    const std::string why = be_.unsupported(p.args);
+    bool threw = false;
+    try {
+      be_.run(p.args);
+    } catch (const UsageError& e) {
+      threw = std::string(e.what()).find(needle) != std::string::npos;
+    }
+    free_buffer(p.send);
+    free_buffer(p.recv);
+    ++checked_;
+    if (why.find(needle) == std::string::npos || !threw) {
+      ++failed_;
+      std::fprintf(stderr, "rank %d: %s: expected a refusal mentioning '%s', got '%s'\n",
+                   ctl_.rank(), describe(c).c_str(), needle.c_str(), why.c_str());
+    }
+  }
+
+  std::vector<std::string> algorithms(Coll coll) const { return be_.algorithms(coll); }
+  long long failures() const { return ctl_.sum(failed_); }
+  long long checked() const { return checked_; }
+
+ private:
+  void record(const Case& c, long long wrong_here) {
+    ++checked_;
+    const long long wrong = ctl_.sum(wrong_here);
+    if (wrong == 0) return;
+    ++failed_;
+    if (ctl_.rank() == 0)
+      std::fprintf(stderr, "FAIL %s: %lld wrong elements\n", describe(c).c_str(), wrong);
+  }
+
+  const Control& ctl_;
+  EngineBackend be_;
+  long long checked_ = 0, failed_ = 0;
+};
+
+void run_matrix(Checker& chk, int n) {
+  const std::vector<size_t> counts = {
+      0, 1, static_cast<size_t>(n > 1 ? n - 1 : 2), static_cast<size_t>(n + 1), 7, 1003};
+  const size_t big = (size_t{4} << 20) / sizeof(float);  // several MiB
+  for (const std::string& algo : chk.algorithms(Coll::Allreduce)) {
+    for (Dtype dt : kAllDtypes)
+      for (Op op : kAllOps)
+        for (size_t count : counts)
+          for (bool in_place : {false, true})
+            chk.blocking({&kAllreduceSpec, algo, dt, op, count, in_place, 0});
+    chk.blocking({&kAllreduceSpec, algo, Dtype::Float, Op::Sum, big + 3, false, 0});
+    chk.blocking({&kAllreduceSpec, algo, Dtype::BFloat16, Op::Max, big, true, 0});
+  }
+  for (const std::string& algo : chk.algorithms(Coll::Bcast)) {
+    for (Dtype dt : kAllDtypes)
+      for (size_t count : counts)
+        for (int root : {0, n - 1, n / 2})
+          chk.blocking({&kBcastSpec, algo, dt, Op::Max, count, false, root});
+    chk.blocking({&kBcastSpec, algo, Dtype::Double, Op::Max, big / 2 + 1, false, n - 1});
+  }
+  for (const std::string& algo : chk.algorithms(Coll::Alltoall)) {
+    for (Dtype dt : {Dtype::Char, Dtype::Half, Dtype::Float, Dtype::Int64})
+      for (size_t count : counts)
+        for (bool in_place : {false, true})
+          chk.blocking({&kAlltoallSpec, algo, dt, Op::Max, count, in_place, 0});
+    chk.blocking(
+        {&kAlltoallSpec, algo, Dtype::Float, Op::Max, big / static_cast<size_t>(n), false, 0});
+  }
+}
+
+void run_in_flight(Checker& chk, int n) {
+  std::vector<Case> cases;
+  for (const std::string& algo : chk.algorithms(Coll::Allreduce))
+    cases.push_back({&kAllreduceSpec, algo, Dtype::Int32, Op::Sum, 1000, false, 0});
+  for (const std::string& algo : chk.algorithms(Coll::Bcast))
+    cases.push_back({&kBcastSpec, algo, Dtype::Float, Op::Max, 777, false, n - 1});
+  for (const std::string& algo : chk.algorithms(Coll::Alltoall))
+    cases.push_back({&kAlltoallSpec, algo, Dtype::Char, Op::Max, 33, true, 0});
+  cases.push_back({&kAllreduceSpec, "", Dtype::Double, Op::Max, 70000, true, 0});  // tuned
+  chk.in_flight(cases);
+}
+
+void run_errors(Checker& chk, int n) {
+  chk.expect_refusal({&kAllreduceSpec, "binomial", Dtype::Float, Op::Sum, 8, false, 0},
+                     "unknown allreduce algorithm 'binomial'");
+  chk.expect_refusal({&kBcastSpec, "no_such", Dtype::Float, Op::Max, 8, false, 0},
+                     "the engine has: binomial");
+  if (n > 1)
+    chk.expect_refusal(
+        {&kAllreduceSpec, "ring", Dtype::Float, Op::Sum, static_cast<size_t>(n - 1), false, 0},
+        "ring needs at least one element per rank");
+}
+
+}  // namespace
+}  // namespace cb
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int status = 0;
+  {
+    cb::Control ctl;
+    const bool crowded = ctl.max_ranks_per_node() > cb::cores_on_node();
+    ctl.set_wait_mode(crowded ? cb::WaitMode::Yield : cb::WaitMode::Spin);
+    cb::Checker chk(ctl);
+    cb::run_matrix(chk, ctl.size());
+    cb::run_in_flight(chk, ctl.size());
+    cb::run_errors(chk, ctl.size());
+    const long long failures = chk.failures();
+    if (ctl.is_root())
+      std::printf("engine_check: %d ranks, %lld cases, %lld failed\n", ctl.size(), chk.checked(),
+                  failures);
+    status = failures ? 1 : 0;
+  }
+  MPI_Finalize();
+  return status;
+}

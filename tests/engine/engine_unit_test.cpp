@@ -1,0 +1,184 @@
+// Engine pieces without communication: schedules, the block and fold patterns, the
+// tuning table (parsing errors, pruning, selection and fallback). MPI is initialised
+// once (singleton) because Comm is built from it.
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include <nlohmann/json.hpp>
+
+#include "collective/engine/algorithm.hpp"
+#include "collective/engine/patterns/blocks.hpp"
+#include "collective/engine/patterns/fold.hpp"
+#include "collective/engine/schedule.hpp"
+#include "collective/engine/select.hpp"
+#include "harness/errors.hpp"
+
+namespace cb::engine {
+namespace {
+
+TEST(Schedule, RoundsKeepOrderAndDropEmptyWork) {
+  Schedule s;
+  int a = 0, b = 0;
+  s.send(&a, 4, 1);
+  s.recv(&b, 0, 1);  // zero bytes: dropped on both sides alike
+  s.reduce(&b, &a, 1, Dtype::Int32, Op::Sum);
+  s.end_round();
+  s.end_round();      // empty: no round
+  s.copy(&a, &a, 4);  // copy onto itself: dropped
+  s.copy(&b, &a, 4);
+  s.end_round();
+  ASSERT_EQ(s.rounds(), 2u);
+  ASSERT_EQ(s.round(0).size(), 2u);
+  EXPECT_EQ(s.round(0)[0].kind, StepKind::Send);
+  EXPECT_EQ(s.round(0)[1].kind, StepKind::Reduce);
+  EXPECT_EQ(s.round(1)[0].kind, StepKind::Copy);
+  s.reset();
+  EXPECT_EQ(s.rounds(), 0u);
+  EXPECT_EQ(s.steps(), 0u);
+}
+
+TEST(Schedule, ScratchIsAlignedAndStable) {
+  Schedule s;
+  std::byte* first = s.scratch(10);
+  std::byte* big = s.scratch(1 << 20);  // a new block: the first pointer stays valid
+  std::byte* next = s.scratch(100);
+  for (std::byte* p : {first, big, next}) EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % 64, 0u);
+  first[9] = std::byte{7};
+  big[(1 << 20) - 1] = std::byte{8};
+  EXPECT_EQ(first[9], std::byte{7});
+  s.reset();
+  EXPECT_EQ(s.scratch(10), first);  // reused after reset
+}
+
+TEST(Patterns, BlocksCoverEveryElementOnce) {
+  for (size_t count : {0u, 1u, 5u, 7u, 1000u})
+    for (size_t parts : {1u, 2u, 3u, 8u}) {
+      size_t next = 0;
+      for (size_t i = 0; i < parts; ++i) {
+        const Block b = block_of(count, parts, i);
+        EXPECT_EQ(b.offset, next);
+        EXPECT_LE(b.length, count / parts + 1);
+        next += b.length;
+      }
+      EXPECT_EQ(next, count);
+      if (parts > 1) {
+        const Block r = block_range(count, parts, 1, parts - 1);
+        EXPECT_EQ(r.offset + r.length, count);
+      }
+    }
+}
+
+TEST(Patterns, FoldMapsAnyRankCountOntoAPowerOfTwo) {
+  for (int size = 1; size <= 12; ++size) {
+    std::vector<int> seen;
+    for (int r = 0; r < size; ++r) {
+      const PowerOfTwoFold f(r, size);
+      EXPECT_TRUE(is_power_of_two(f.pof2));
+      EXPECT_LE(f.pof2, size);
+      EXPECT_GT(f.pof2 * 2, size);
+      if (!f.sits_out()) {
+        EXPECT_EQ(f.real_rank(f.newrank), r);
+        seen.push_back(f.newrank);
+      } else {
+        EXPECT_TRUE(PowerOfTwoFold(r + 1, size).takes_partner(r + 1));
+      }
+    }
+    EXPECT_EQ(static_cast<int>(seen.size()), PowerOfTwoFold(0, size).pof2);
+  }
+}
+
+std::string parse_error(const nlohmann::json& doc) {
+  try {
+    TuningTable::parse(doc, "t.json");
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+  return "(accepted)";
+}
+
+TEST(Tuning, BuiltInTableParsesAndNamesOnlyKnownAlgorithms) {
+  const TuningTable t =
+      TuningTable::parse(nlohmann::json::parse(builtin_tuning_json()), "built-in");
+  EXPECT_FALSE(t.rules().empty());
+  for (Coll c : {Coll::Allreduce, Coll::Bcast, Coll::Alltoall})
+    EXPECT_FALSE(t.prune(c, Mem::Host, 2).empty()) << to_string(c);
+}
+
+TEST(Tuning, ErrorsNameTheRuleAndField) {
+  using nlohmann::json;
+  EXPECT_NE(parse_error(json::array()).find("\"rules\" list"), std::string::npos);
+  const auto rule = [](json r) { return json{{"rules", json::array({r})}}; };
+  const json ok = {{"coll", "allreduce"}, {"mem", "host"}, {"max_bytes", 64}, {"algo", "ring"}};
+  EXPECT_EQ(parse_error(rule(ok)), "(accepted)");
+  auto bad = ok;
+  bad["algo"] = "quantum";
+  EXPECT_NE(parse_error(rule(bad)).find("rules[0]: unknown allreduce algorithm \"quantum\""),
+            std::string::npos);
+  bad = ok;
+  bad["coll"] = "gather";
+  EXPECT_NE(parse_error(rule(bad)).find("unknown collective"), std::string::npos);
+  bad = ok;
+  bad["mem"] = "disk";
+  EXPECT_NE(parse_error(rule(bad)).find("memory kind"), std::string::npos);
+  bad = ok;
+  bad["ranks"] = json::array({4, 2});
+  EXPECT_NE(parse_error(rule(bad)).find("\"ranks\""), std::string::npos);
+  bad = ok;
+  bad["max_bytes"] = -1;
+  EXPECT_NE(parse_error(rule(bad)).find("\"max_bytes\""), std::string::npos);
+  bad = ok;
+  bad["colour"] = "blue";
+  EXPECT_NE(parse_error(rule(bad)).find("unknown field \"colour\""), std::string::npos);
+}
+
+class Selection : public ::testing::Test {
+ protected:
+  Comm comm{MPI_COMM_WORLD, WaitMode::Spin};  // one rank
+};
+
+TEST_F(Selection, PicksByRankRangeAndSizeAndFallsBack) {
+  using nlohmann::json;
+  const json doc = {
+      {"rules",
+       {{{"coll", "allreduce"}, {"mem", "host"}, {"max_bytes", 1024}, {"algo", "ring"}},
+        {{"coll", "allreduce"},
+         {"mem", "host"},
+         {"ranks", {2, 4}},
+         {"max_bytes", 1024},
+         {"algo", "rabenseifner"}},
+        {{"coll", "allreduce"},
+         {"mem", "host"},
+         {"max_bytes", nullptr},
+         {"algo", "recursive_doubling"}}}}};
+  const TuningTable t = TuningTable::parse(doc, "t.json");
+  EXPECT_EQ(t.prune(Coll::Allreduce, Mem::Host, 1).size(), 2u);  // the [2, 4] rule is pruned
+  EXPECT_EQ(t.prune(Coll::Allreduce, Mem::Host, 3).size(), 3u);
+  EXPECT_TRUE(t.prune(Coll::Bcast, Mem::Host, 1).empty());
+  const auto rules = t.prune(Coll::Allreduce, Mem::Host, 1);
+  CollArgs a{.coll = Coll::Allreduce, .count = 16, .dtype = Dtype::Float};
+  EXPECT_EQ(select_algorithm(rules, a, comm)->name, "ring");  // 64 B <= 1024
+  a.count = 1024;
+  EXPECT_EQ(select_algorithm(rules, a, comm)->name, "recursive_doubling");  // 4 KiB
+  // No rule at all: the collective's first algorithm that can run.
+  EXPECT_EQ(select_algorithm({}, a, comm)->coll, Coll::Allreduce);
+}
+
+TEST_F(Selection, EveryAlgorithmIsRegisteredOnceByName) {
+  for (const Algorithm* a : all_algorithms()) {
+    EXPECT_EQ(find_algorithm(a->coll, a->name), a);
+    EXPECT_FALSE(a->summary.empty());
+  }
+  EXPECT_EQ(find_algorithm(Coll::Allreduce, "binomial"), nullptr);
+  EXPECT_NE(algorithm_names(Coll::Alltoall).find("bruck"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace cb::engine
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  ::testing::InitGoogleTest(&argc, argv);
+  const int rc = RUN_ALL_TESTS();
+  MPI_Finalize();
+  return rc;
+}

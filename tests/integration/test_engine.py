@@ -1,0 +1,96 @@
+"""The engine backend through the benchmark executables: --algo all, forced algorithms,
+the environment override, tuning tables, pt2pt over the engine transport, errors."""
+import json
+
+from cbtest import case, check, check_document, doubling, load_json
+
+ALGOS = {
+    "allreduce": {"recursive_doubling", "rabenseifner", "ring"},
+    "bcast": {"binomial", "scatter_allgather", "chain"},
+    "alltoall": {"pairwise", "bruck", "linear"},
+}
+
+
+@case
+def engine_algo_all_records_each_algorithm(env):
+    for coll, algos in ALGOS.items():
+        out = env.path(f"{coll}.json")
+        r = env.ok(2, coll, ["--backend", "engine", "--algo", "all", "-m", "4:64K", "-c",
+                             "-i", "5", "-x", "1", "-J", out])
+        check("Algorithm" in r.out, f"{coll}: algorithm column:\n{r.out}")
+        doc = load_json(out)
+        check(doc["backend"]["name"] == "engine" and doc["status"] == "complete", coll)
+        seen = {res["algo"] for res in doc["results"]}
+        check(seen == algos, f"{coll}: algorithms measured {seen}, expected {algos}")
+        check(all(res["validation"]["passed"] for res in doc["results"]), f"{coll}: validation")
+        names = {a["name"] for a in doc["backend"]["algorithms"] if a["coll"] == coll}
+        check(names == algos, f"{coll}: backend lists {names}")
+        check(doc["backend"]["tuning"]["rules"], "tuning table recorded")
+
+
+@case
+def engine_selection_follows_the_table(env):
+    table = {"rules": [
+        {"coll": "allreduce", "mem": "host", "max_bytes": 64, "algo": "ring"},
+        {"coll": "allreduce", "mem": "host", "max_bytes": None, "algo": "rabenseifner"}]}
+    path = env.path("table.json")
+    with open(path, "w") as f:
+        json.dump(table, f)
+    out = env.path("sel.json")
+    env.ok(2, "allreduce", ["--backend", "engine", "-m", "8:1K", "-c", "-i", "3", "-J", out],
+           env={"CB_TUNING_FILE": path})
+    algos = {r["bytes"]: r["algo"] for r in load_json(out)["results"]}
+    check(all(a == "ring" for b, a in algos.items() if b <= 64), f"ring up to 64 B: {algos}")
+    check(all(a == "rabenseifner" for b, a in algos.items() if b > 64), f"then rabenseifner: {algos}")
+
+
+@case
+def engine_environment_forces_an_algorithm(env):
+    out = env.path("env.json")
+    env.ok(2, "bcast", ["--backend", "engine", "-m", "4:4K", "-c", "-i", "3", "-J", out],
+           env={"CB_BCAST_ALGO": "chain"})
+    check({r["algo"] for r in load_json(out)["results"]} == {"chain"}, "CB_BCAST_ALGO=chain")
+
+
+@case
+def engine_forced_algorithm_that_cannot_run(env):
+    # ring needs one element per rank: 4 B of float is one element for two ranks.
+    r = env.ok(2, "allreduce", ["--backend", "engine", "--algo", "ring", "-m", "4:64", "-i", "2"])
+    check("skipped ring at sizes 4: ring needs at least one element per rank" in r.out, r.out)
+    r = env.run(2, "allreduce", ["--backend", "engine", "--algo", "ring", "-m", "4:4"], timeout=30)
+    check(r.rc == 2 and "ring needs at least one element per rank" in r.err, str(r))
+    r = env.run(2, "allreduce", ["--backend", "engine", "--algo", "binomial", "-m", "8"], timeout=30)
+    check(r.rc == 2 and "unknown allreduce algorithm 'binomial'" in r.err and "ring" in r.err, str(r))
+
+
+@case
+def engine_bad_tuning_table(env):
+    path = env.path("bad.json")
+    with open(path, "w") as f:
+        json.dump({"rules": [{"coll": "allreduce", "mem": "host", "algo": "warp"}]}, f)
+    r = env.run(2, "allreduce", ["--backend", "engine", "-m", "8"], env={"CB_TUNING_FILE": path},
+                timeout=30)
+    check(r.rc == 2 and "rules[0]" in r.err and "warp" in r.err, str(r))
+    r = env.run(2, "allreduce", ["--backend", "engine", "-m", "8"],
+                env={"CB_TUNING_FILE": env.path("missing.json")}, timeout=30)
+    check(r.rc == 2 and "CB_TUNING_FILE" in r.err, str(r))
+
+
+@case
+def engine_pt2pt_over_its_transport(env):
+    for bench in ("latency", "bw", "bibw", "mbw_mr"):
+        out = env.path(f"{bench}.json")
+        env.ok(2, bench, ["--backend", "engine", "-m", "1:64K", "-c", "-i", "20", "-J", out])
+        doc = load_json(out)
+        check_document(doc, bench, 2, doubling(1, 65536))
+        check(all(r["validation"]["passed"] for r in doc["results"]), bench)
+
+
+@case
+def engine_nonblocking_and_yield(env):
+    for bench in ("iallreduce", "ibcast", "ialltoall"):
+        out = env.path(f"{bench}.json")
+        env.ok(4, bench, ["--backend", "engine", "-m", "4:16K", "-c", "-i", "3", "-x", "1",
+                          "-t", "3", "-J", out], timeout=120)
+        for res in load_json(out)["results"]:
+            check(0 <= res["overlap_pct"] <= 100 and res["validation"]["passed"], bench)
