@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 #include <nlohmann/json.hpp>
+#include <utility>
 
 #include "collective/engine/algorithm.hpp"
 #include "collective/engine/execution.hpp"
@@ -35,6 +36,33 @@ class EngineRequest final : public Request {
   WaitMode wait_;
 };
 
+// A non-blocking collective handed to the progress thread.
+class ThreadedRequest final : public Request {
+ public:
+  ThreadedRequest(std::shared_ptr<engine::Task> task, WaitMode mode)
+      : task_(std::move(task)), wait_(mode) {}
+  ~ThreadedRequest() override {
+    engine::wait_until([&] { return finished(); }, wait_);
+  }
+  bool test() override {
+    if (!finished()) return false;
+    rethrow();
+    return true;
+  }
+  void wait() override {
+    engine::wait_until([&] { return finished(); }, wait_);
+    rethrow();
+  }
+
+ private:
+  bool finished() const { return task_->done.load(std::memory_order_acquire); }
+  void rethrow() {
+    if (task_->error) std::rethrow_exception(std::exchange(task_->error, nullptr));
+  }
+  std::shared_ptr<engine::Task> task_;
+  WaitMode wait_;
+};
+
 std::string env_algo(Coll coll) {
   std::string var = "CB_" + std::string(to_string(coll)) + "_ALGO";
   for (char& c : var) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
@@ -44,8 +72,16 @@ std::string env_algo(Coll coll) {
 
 }  // namespace
 
-EngineBackend::EngineBackend(const Control& ctl)
+EngineBackend::EngineBackend(const Control& ctl, bool progress_thread)
     : comm_(MPI_COMM_WORLD, ctl.wait_mode()), table_(engine::TuningTable::load_default()) {
+  if (progress_thread) {
+    int level = 0;
+    MPI_Query_thread(&level);
+    if (level < MPI_THREAD_MULTIPLE)
+      throw UsageError(
+          "--progress-thread needs MPI_THREAD_MULTIPLE, which this MPI does not provide");
+    progress_ = std::make_unique<engine::ProgressThread>(comm_.wait_mode());
+  }
   for (Coll c : kColls)
     for (Mem m : {Mem::Host, Mem::Cuda}) pruned_[{c, m}] = table_.prune(c, m, comm_.size());
 }
@@ -63,6 +99,7 @@ void EngineBackend::describe(nlohmann::json& out) const {
   table_.to_json(out["tuning"]);
   out["transport"] = "mpi";
   out["wait"] = comm_.wait_mode() == WaitMode::Yield ? "yield" : "spin, then yield";
+  out["progress_thread"] = progress_ != nullptr;
 }
 
 // Point to point on the engine's transport (the pt2pt benchmarks with --backend engine).
@@ -157,6 +194,14 @@ std::unique_ptr<Request> EngineBackend::start(const CollArgs& a) {
   std::string why;
   const engine::Algorithm* algo = choose(a, &why);
   if (!algo) throw UsageError(why);
+  if (progress_) {
+    auto task = std::make_shared<engine::Task>();
+    algo->build(task->schedule, a, comm_);
+    task->execution =
+        std::make_unique<engine::Execution>(task->schedule, comm_, host_, comm_.next_tag());
+    progress_->submit(task);
+    return std::make_unique<ThreadedRequest>(std::move(task), comm_.wait_mode());
+  }
   return std::make_unique<EngineRequest>(*algo, a, comm_, host_);
 }
 

@@ -7,6 +7,7 @@
 
 #include "collective/engine/comm.hpp"
 #include "collective/engine/executor.hpp"
+#include "collective/engine/progress_thread.hpp"
 #include "collective/engine/schedule.hpp"
 #include "collective/engine/select.hpp"
 #include "harness/backend.hpp"
@@ -16,7 +17,7 @@ namespace cb {
 
 class EngineBackend final : public Backend {
  public:
-  explicit EngineBackend(const Control& ctl);
+  EngineBackend(const Control& ctl, bool progress_thread = false);
 
   std::string name() const override { return "engine"; }
   std::string title() const override { return "Engine"; }
@@ -48,6 +49,7 @@ class EngineBackend final : public Backend {
   engine::Schedule blocking_;        // reused by every blocking call: no allocation per call
   std::vector<engine::Step> steps_;  // reused by batch()
   std::vector<int> tags_;
+  std::unique_ptr<engine::ProgressThread> progress_;  // last: stops before the rest goes
 };
 
 }  // namespace cb

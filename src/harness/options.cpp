@@ -105,6 +105,7 @@ void to_json(nlohmann::json& j, const Options& o) {
        {"mem_limit_bytes", o.mem_limit},
        {"test_calls", o.test_calls},
        {"algo", o.algo},
+       {"progress_thread", o.progress_thread},
        {"trace", o.trace},
        {"model", o.model},
        {"fusion", o.fusion},
@@ -162,6 +163,8 @@ ParseOutcome parse_options(const BenchDesc& desc, int argc, const char* const* a
     app.add_option("--compute", o.compute, "emulated backward compute: none, trace, us-per-mb:X");
     app.add_option("--export-trace", o.export_trace, "write the (model) trace as collbench JSON");
     app.add_option("--algo", o.algo, "engine algorithm by name");
+    app.add_flag("--progress-thread", o.progress_thread,
+                 "engine: advance non-blocking operations in a background thread");
   } else {
     app.add_option("-T,--dtype", dtype, "element type: " + dtype_choices());
     app.add_option("--op", op, "reduction: " + op_choices());
@@ -169,6 +172,8 @@ ParseOutcome parse_options(const BenchDesc& desc, int argc, const char* const* a
     app.add_option("-k,--root", root, "root of rooted collectives: fixed:R or rotate");
     app.add_option("-M,--mem-limit", mem_limit, "memory limit per process for buffers");
     app.add_option("--algo", o.algo, "engine algorithm by name, or 'all'");
+    app.add_flag("--progress-thread", o.progress_thread,
+                 "engine: advance non-blocking operations in a background thread");
     if (desc.family == Family::NonblockingCollective)
       app.add_option("-t,--num-test-calls", o.test_calls,
                      "test calls spread through the dummy compute");

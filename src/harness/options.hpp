@@ -48,6 +48,7 @@ struct Options {
   size_t mem_limit = size_t{1} << 30;  // -M, per process
   int test_calls = 0;                  // -t, non-blocking: MPI_Test-like calls during compute
   std::string algo;                    // engine: force an algorithm ("all": every one)
+  bool progress_thread = false;        // engine: advance non-blocking operations in a thread
 
   // replay (cb_replay)
   std::string trace;          // --trace FILE (collbench JSON, PARAM basic JSON or CSV)

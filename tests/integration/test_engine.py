@@ -94,3 +94,20 @@ def engine_nonblocking_and_yield(env):
                           "-t", "3", "-J", out], timeout=120)
         for res in load_json(out)["results"]:
             check(0 <= res["overlap_pct"] <= 100 and res["validation"]["passed"], bench)
+
+
+@case
+def engine_progress_thread(env):
+    for bench in ("iallreduce", "ialltoall"):
+        out = env.path(f"{bench}.json")
+        env.ok(2, bench, ["--backend", "engine", "--progress-thread", "-m", "4:256K", "-c",
+                          "-i", "5", "-x", "1", "-J", out])
+        doc = load_json(out)
+        check(doc["backend"]["progress_thread"] is True and doc["options"]["progress_thread"],
+              "progress thread recorded")
+        for res in doc["results"]:
+            check(0 <= res["overlap_pct"] <= 100 and res["validation"]["passed"], bench)
+    env.ok(2, "allreduce", ["--backend", "engine", "--progress-thread", "-m", "4:64K", "-c",
+                            "-i", "5"])
+    r = env.run(2, "iallreduce", ["--progress-thread", "-m", "8"], timeout=30)
+    check(r.rc == 2 and "--progress-thread is an engine option" in r.err, str(r))
