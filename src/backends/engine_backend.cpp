@@ -18,10 +18,10 @@ constexpr Coll kColls[] = {Coll::Allreduce, Coll::Bcast, Coll::Alltoall};
 // A non-blocking collective: its own schedule, advanced by test() and wait().
 class EngineRequest final : public Request {
  public:
-  EngineRequest(const engine::Algorithm& algo, const CollArgs& args, engine::Comm& comm,
-                engine::Executor& exec)
+  EngineRequest(const engine::Algorithm& algo, const CollArgs& args, const engine::Group& group,
+                engine::Comm& comm, engine::Executor& exec)
       : exec_(sched_, comm, exec, comm.next_tag()), wait_(comm.wait_mode()) {
-    algo.build(sched_, args, comm);
+    algo.build(sched_, args, group);
     exec_.test();  // start the first round at once (small messages may finish here)
   }
   ~EngineRequest() override { wait(); }  // never leave posted receives behind
@@ -73,7 +73,9 @@ std::string env_algo(Coll coll) {
 }  // namespace
 
 EngineBackend::EngineBackend(const Control& ctl, bool progress_thread)
-    : comm_(MPI_COMM_WORLD, ctl.wait_mode()), table_(engine::TuningTable::load_default()) {
+    : comm_(MPI_COMM_WORLD, ctl.wait_mode()),
+      world_(comm_.rank(), comm_.size()),
+      table_(engine::TuningTable::load_default()) {
   if (progress_thread) {
     int level = 0;
     MPI_Query_thread(&level);
@@ -149,7 +151,7 @@ const engine::Algorithm* EngineBackend::choose(const CollArgs& a, std::string* w
   const std::string forced = !a.algo.empty() ? a.algo : env_algo(a.coll);
   if (forced.empty()) {
     const engine::Algorithm* algo =
-        engine::select_algorithm(pruned_.at({a.coll, a.recv.mem}), a, comm_);
+        engine::select_algorithm(pruned_.at({a.coll, a.recv.mem}), a, world_);
     if (!algo && why)
       *why = "no " + std::string(to_string(a.coll)) + " algorithm can run these arguments";
     return algo;
@@ -162,7 +164,7 @@ const engine::Algorithm* EngineBackend::choose(const CollArgs& a, std::string* w
     return nullptr;
   }
   if (algo->cannot_run) {
-    const std::string reason = algo->cannot_run(a, comm_);
+    const std::string reason = algo->cannot_run(a, world_);
     if (!reason.empty()) {
       if (why) *why = reason;
       return nullptr;
@@ -185,7 +187,7 @@ void EngineBackend::run(const CollArgs& a) {
   const engine::Algorithm* algo = choose(a, &why);
   if (!algo) throw UsageError(why);
   blocking_.reset();
-  algo->build(blocking_, a, comm_);
+  algo->build(blocking_, a, world_);
   engine::Execution exec(blocking_, comm_, host_, comm_.next_tag());
   engine::wait_until([&] { return exec.test(); }, comm_.wait_mode());
 }
@@ -196,13 +198,13 @@ std::unique_ptr<Request> EngineBackend::start(const CollArgs& a) {
   if (!algo) throw UsageError(why);
   if (progress_) {
     auto task = std::make_shared<engine::Task>();
-    algo->build(task->schedule, a, comm_);
+    algo->build(task->schedule, a, world_);
     task->execution =
         std::make_unique<engine::Execution>(task->schedule, comm_, host_, comm_.next_tag());
     progress_->submit(task);
     return std::make_unique<ThreadedRequest>(std::move(task), comm_.wait_mode());
   }
-  return std::make_unique<EngineRequest>(*algo, a, comm_, host_);
+  return std::make_unique<EngineRequest>(*algo, a, world_, comm_, host_);
 }
 
 std::string EngineBackend::algorithm(const CollArgs& a) const {

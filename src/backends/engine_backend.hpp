@@ -43,6 +43,7 @@ class EngineBackend final : public Backend {
   void complete(std::span<engine::Step> steps, std::span<const int> tags);
 
   mutable engine::Comm comm_;
+  engine::Group world_;  // every rank of comm_
   engine::HostExecutor host_;
   engine::TuningTable table_;
   std::map<std::pair<Coll, Mem>, std::vector<engine::Rule>> pruned_;

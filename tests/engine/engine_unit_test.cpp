@@ -133,7 +133,7 @@ TEST(Tuning, ErrorsNameTheRuleAndField) {
 
 class Selection : public ::testing::Test {
  protected:
-  Comm comm{MPI_COMM_WORLD, WaitMode::Spin};  // one rank
+  Group comm{0, 1};  // one rank
 };
 
 TEST_F(Selection, PicksByRankRangeAndSizeAndFallsBack) {

@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-#include "collective/engine/comm.hpp"
+#include "collective/engine/group.hpp"
 #include "collective/engine/schedule.hpp"
 #include "harness/backend.hpp"
 
@@ -17,9 +17,10 @@ struct Algorithm {
   Coll coll;
   std::string_view name;
   std::string_view summary;
-  // Why it cannot run these arguments on this communicator; empty when it can.
-  std::string (*cannot_run)(const CollArgs& args, const Comm& comm);
-  void (*build)(Schedule& schedule, const CollArgs& args, const Comm& comm);
+  // Why it cannot run these arguments in this group; empty when it can.
+  std::string (*cannot_run)(const CollArgs& args, const Group& group);
+  // Appends the collective to `schedule` (built for `group`: peers are group ranks).
+  void (*build)(Schedule& schedule, const CollArgs& args, const Group& group);
 };
 
 std::span<const Algorithm* const> all_algorithms();

@@ -9,11 +9,19 @@ void Schedule::add(Step s) {
 }
 
 void Schedule::send(const void* src, size_t bytes, int peer) {
-  if (bytes) add({.kind = StepKind::Send, .peer = peer, .src = src, .bytes = bytes});
+  if (bytes)
+    add({.kind = StepKind::Send,
+         .peer = group_ ? group_->global(peer) : peer,
+         .src = src,
+         .bytes = bytes});
 }
 
 void Schedule::recv(void* dst, size_t bytes, int peer) {
-  if (bytes) add({.kind = StepKind::Recv, .peer = peer, .dst = dst, .bytes = bytes});
+  if (bytes)
+    add({.kind = StepKind::Recv,
+         .peer = group_ ? group_->global(peer) : peer,
+         .dst = dst,
+         .bytes = bytes});
 }
 
 void Schedule::reduce(void* inout, const void* in, size_t count, Dtype dt, Op op) {
@@ -57,6 +65,7 @@ std::byte* Schedule::scratch(size_t bytes) {
 }
 
 void Schedule::reset() {
+  group_ = nullptr;
   steps_.clear();
   round_ends_.clear();
   block_ = 0;

@@ -15,6 +15,7 @@
 #include <span>
 #include <vector>
 
+#include "collective/engine/group.hpp"
 #include "core/types.hpp"
 
 namespace cb::engine {
@@ -43,6 +44,9 @@ class Schedule {
   Schedule(const Schedule&) = delete;
   Schedule& operator=(const Schedule&) = delete;
 
+  // Peers given to send/recv are ranks of `group` from now on (null: communicator ranks).
+  void set_group(const Group* group) { group_ = group; }
+
   // Zero-byte transfers and empty reductions are dropped: both sides drop them alike.
   void send(const void* src, size_t bytes, int peer);
   void recv(void* dst, size_t bytes, int peer);
@@ -61,6 +65,7 @@ class Schedule {
  private:
   void add(Step s);
 
+  const Group* group_ = nullptr;
   std::vector<Step> steps_;
   std::vector<size_t> round_ends_;  // exclusive end index of each closed round
   // Scratch blocks are never moved, so pointers stay valid while the schedule grows.

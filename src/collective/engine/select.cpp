@@ -105,14 +105,14 @@ void TuningTable::to_json(nlohmann::json& out) const {
 }
 
 const Algorithm* select_algorithm(const std::vector<Rule>& pruned, const CollArgs& args,
-                                  const Comm& comm) {
+                                  const Group& group) {
   const size_t bytes = args.count * dtype_size(args.dtype);
   const auto first = std::lower_bound(pruned.begin(), pruned.end(), bytes,
                                       [](const Rule& r, size_t b) { return r.max_bytes < b; });
   for (auto it = first; it != pruned.end(); ++it)
-    if (!it->algo->cannot_run || it->algo->cannot_run(args, comm).empty()) return it->algo;
+    if (!it->algo->cannot_run || it->algo->cannot_run(args, group).empty()) return it->algo;
   for (const Algorithm* a : all_algorithms())
-    if (a->coll == args.coll && (!a->cannot_run || a->cannot_run(args, comm).empty())) return a;
+    if (a->coll == args.coll && (!a->cannot_run || a->cannot_run(args, group).empty())) return a;
   return nullptr;
 }
 

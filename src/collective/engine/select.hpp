@@ -47,6 +47,6 @@ const char* builtin_tuning_json();  // tuning/default.json, embedded at build ti
 // The algorithm for `args`: the first pruned rule that fits and can run; otherwise the
 // first algorithm of the collective that can run. `why` collects the rules passed over.
 const Algorithm* select_algorithm(const std::vector<Rule>& pruned, const CollArgs& args,
-                                  const Comm& comm);
+                                  const Group& group);
 
 }  // namespace cb::engine

@@ -8,7 +8,7 @@
 namespace cb::engine {
 namespace {
 
-std::string cannot_run(const CollArgs& a, const Comm& c) {
+std::string cannot_run(const CollArgs& a, const Group& c) {
   const PowerOfTwoFold f(0, c.size());
   if (a.count != 0 && a.count < static_cast<size_t>(f.pof2))
     return "rabenseifner needs at least one element per rank of the power-of-two group (count " +
@@ -16,7 +16,7 @@ std::string cannot_run(const CollArgs& a, const Comm& c) {
   return {};
 }
 
-void build(Schedule& s, const CollArgs& a, const Comm& c) {
+void build(Schedule& s, const CollArgs& a, const Group& c) {
   const size_t w = width(a);
   std::byte* data = working_buffer(s, a, a.count * w);
   if (c.size() == 1 || a.count == 0) return s.end_round();

@@ -7,7 +7,7 @@
 namespace cb::engine {
 namespace {
 
-void build(Schedule& s, const CollArgs& a, const Comm& c) {
+void build(Schedule& s, const CollArgs& a, const Group& c) {
   const size_t bytes = a.count * width(a);
   std::byte* data = working_buffer(s, a, bytes);
   if (c.size() == 1 || bytes == 0) return s.end_round();

@@ -22,14 +22,14 @@ size_t segment_bytes() {
   return bytes;
 }
 
-std::string cannot_run(const CollArgs& a, const Comm& c) {
+std::string cannot_run(const CollArgs& a, const Group& c) {
   if (a.count != 0 && a.count < static_cast<size_t>(c.size()))
     return "ring needs at least one element per rank (count " + std::to_string(a.count) + " < " +
            std::to_string(c.size()) + " ranks)";
   return {};
 }
 
-void build(Schedule& s, const CollArgs& a, const Comm& c) {
+void build(Schedule& s, const CollArgs& a, const Group& c) {
   const size_t w = width(a);
   std::byte* data = working_buffer(s, a, a.count * w);
   const int n = c.size(), r = c.rank();

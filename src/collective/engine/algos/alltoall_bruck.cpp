@@ -8,7 +8,7 @@
 namespace cb::engine {
 namespace {
 
-void build(Schedule& s, const CollArgs& a, const Comm& c) {
+void build(Schedule& s, const CollArgs& a, const Group& c) {
   const int n = c.size(), r = c.rank();
   const AlltoallBuffers b(s, a, n);
   const size_t all = b.block * static_cast<size_t>(n);

@@ -18,7 +18,7 @@ int window() {
   return w;
 }
 
-void build(Schedule& s, const CollArgs& a, const Comm& c) {
+void build(Schedule& s, const CollArgs& a, const Group& c) {
   const int n = c.size(), r = c.rank();
   const AlltoallBuffers b(s, a, n);
   s.copy(b.out_block(r), b.in_block(r), b.block);

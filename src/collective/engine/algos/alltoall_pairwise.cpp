@@ -7,7 +7,7 @@
 namespace cb::engine {
 namespace {
 
-void build(Schedule& s, const CollArgs& a, const Comm& c) {
+void build(Schedule& s, const CollArgs& a, const Group& c) {
   const int n = c.size(), r = c.rank();
   const AlltoallBuffers b(s, a, n);
   s.copy(b.out_block(r), b.in_block(r), b.block);

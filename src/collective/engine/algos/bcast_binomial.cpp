@@ -7,7 +7,7 @@
 namespace cb::engine {
 namespace {
 
-void build(Schedule& s, const CollArgs& a, const Comm& c) {
+void build(Schedule& s, const CollArgs& a, const Group& c) {
   const int n = c.size();
   const size_t bytes = a.count * width(a);
   auto* data = static_cast<std::byte*>(a.recv.ptr);

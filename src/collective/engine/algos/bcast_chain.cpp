@@ -19,7 +19,7 @@ size_t segment_bytes() {
   return bytes;
 }
 
-void build(Schedule& s, const CollArgs& a, const Comm& c) {
+void build(Schedule& s, const CollArgs& a, const Group& c) {
   const int n = c.size();
   const size_t w = width(a);
   auto* data = static_cast<std::byte*>(a.recv.ptr);
