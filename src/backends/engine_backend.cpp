@@ -1,6 +1,7 @@
 #include "backends/engine_backend.hpp"
 
 #include <cstdlib>
+#include <cstring>
 #include <nlohmann/json.hpp>
 #include <utility>
 
@@ -89,7 +90,8 @@ EngineBackend::EngineBackend(const Control& ctl, bool progress_thread)
 }
 
 std::string EngineBackend::library_version() const {
-  return std::string("collbench engine ") + CB_VERSION + ", transport: MPI point-to-point (" +
+  return std::string("collbench engine ") + CB_VERSION +
+         ", transport: " + (comm_.shm() ? "shared memory + " : "") + "MPI point-to-point (" +
          mpi_library_version() + ")";
 }
 
@@ -99,9 +101,29 @@ void EngineBackend::describe(nlohmann::json& out) const {
     algos.push_back({{"coll", to_string(a->coll)}, {"name", a->name}, {"summary", a->summary}});
   out["algorithms"] = algos;
   table_.to_json(out["tuning"]);
-  out["transport"] = "mpi";
+  out["transport"] = comm_.shm() ? "shm on the node, mpi between nodes" : "mpi";
+  out["shared_memory"] = comm_.shm_status();
+  out["nodes"] = comm_.node_count();
   out["wait"] = comm_.wait_mode() == WaitMode::Yield ? "yield" : "spin, then yield";
   out["progress_thread"] = progress_ != nullptr;
+}
+
+Buf EngineBackend::alloc(size_t bytes, Mem mem) {
+  if (mem == Mem::Host && comm_.shm()) {
+    if (void* p = comm_.shm()->alloc(bytes)) {
+      std::memset(p, 0, bytes);  // fault the pages in now, not while timing
+      return {p, bytes, mem};
+    }
+  }
+  return Backend::alloc(bytes, mem);  // heap exhausted (CB_SHM_HEAP_BYTES) or no shm
+}
+
+void EngineBackend::free(Buf& buf) {
+  if (buf.mem == Mem::Host && comm_.shm() && comm_.shm()->free(buf.ptr)) {
+    buf = Buf{};
+    return;
+  }
+  Backend::free(buf);
 }
 
 // Point to point on the engine's transport (the pt2pt benchmarks with --backend engine).

@@ -26,6 +26,10 @@ class EngineBackend final : public Backend {
   int rank() const override { return comm_.rank(); }
   int size() const override { return comm_.size(); }
 
+  // Host buffers come from the node's shared heap, so that local peers read them directly.
+  Buf alloc(size_t bytes, Mem mem) override;
+  void free(Buf& buf) override;
+
   void send(const Buf& buf, int peer, int tag) override;
   void recv(const Buf& buf, int peer, int tag) override;
   void batch(std::span<const P2POp> ops) override;

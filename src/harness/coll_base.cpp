@@ -11,8 +11,7 @@ namespace cb {
 CollectiveRunnerBase::CollectiveRunnerBase(const RunContext& rc) : rc_(rc), spec_(*rc.desc.coll) {}
 
 CollectiveRunnerBase::~CollectiveRunnerBase() {
-  for (Buf* b : {&send_, &recv_})
-    if (b->ptr) rc_.be.free(*b);
+  for (Buf* b : {&send_, &recv_}) rc_.free(*b);
 }
 
 void CollectiveRunnerBase::prepare() {
@@ -87,8 +86,8 @@ void CollectiveRunnerBase::prepare() {
   const size_t max_count = count_of(sizes.back());
 
   const size_t send_bytes = spec_.send_elements(max_count, n) * width;
-  if (send_bytes && !o.in_place) send_ = rc_.be.alloc(send_bytes, o.mem);
-  recv_ = rc_.be.alloc(spec_.recv_elements(max_count, n) * width, o.mem);
+  if (send_bytes && !o.in_place) send_ = rc_.alloc(send_bytes, o.mem);
+  recv_ = rc_.alloc(spec_.recv_elements(max_count, n) * width, o.mem);
 }
 
 std::vector<std::string> CollectiveRunnerBase::header_lines() const {

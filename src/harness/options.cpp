@@ -98,6 +98,7 @@ void to_json(nlohmann::json& j, const Options& o) {
        {"pairs", o.pairs},
        {"buffers", {to_string(o.side_mem[0]), to_string(o.side_mem[1])}},
        {"accelerator", to_string(o.mem)},
+       {"alloc", o.plain_alloc ? "plain" : "backend"},
        {"dtype", to_string(o.dtype)},
        {"op", to_string(o.op)},
        {"in_place", o.in_place},
@@ -144,6 +145,9 @@ ParseOutcome parse_options(const BenchDesc& desc, int argc, const char* const* a
   app.add_flag("-c,--validation", o.validate, "check every received element after timing");
   app.add_option("-d,--accelerator", accel, "buffer memory: host or cuda");
   app.add_option("--backend", o.backend, "mpi, nccl or engine");
+  std::string alloc = "backend";
+  app.add_option("--alloc", alloc,
+                 "buffers from the backend (engine: shared memory) or plain (page-aligned heap)");
   app.add_option("-J,--json", o.json_path, "write results as JSON (rewritten after every size)");
   app.add_option("--time-limit", o.time_limit_s,
                  "abort if one message size takes longer than this many seconds (0: never)");
@@ -222,6 +226,9 @@ ParseOutcome parse_options(const BenchDesc& desc, int argc, const char* const* a
   else
     throw UsageError("--wait: unknown mode '" + wait + "' (expected auto, spin or yield)");
 
+  if (alloc != "backend" && alloc != "plain")
+    throw UsageError("--alloc: unknown kind '" + alloc + "' (expected backend or plain)");
+  o.plain_alloc = alloc == "plain";
   if (o.backend != "mpi" && o.backend != "nccl" && o.backend != "engine")
     throw UsageError("--backend: unknown backend '" + o.backend +
                      "' (expected mpi, nccl or engine)");

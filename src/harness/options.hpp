@@ -40,7 +40,8 @@ struct Options {
   Mem side_mem[2] = {Mem::Host, Mem::Host};  // rank 0's and rank 1's buffers (OMB "H D")
 
   // collectives
-  Mem mem = Mem::Host;  // -d
+  Mem mem = Mem::Host;       // -d
+  bool plain_alloc = false;  // --alloc plain: buffers from the harness, not the backend
   Dtype dtype = Dtype::Float;
   Op op = Op::Sum;
   bool in_place = false;
@@ -51,8 +52,8 @@ struct Options {
   bool progress_thread = false;        // engine: advance non-blocking operations in a thread
 
   // replay (cb_replay)
-  std::string trace;          // --trace FILE (collbench JSON, PARAM basic JSON or CSV)
-  std::string model;          // --model NAME (resnet50, vgg16, bert-base, gpt2)
+  std::string trace;             // --trace FILE (collbench JSON, PARAM basic JSON or CSV)
+  std::string model;             // --model NAME (resnet50, vgg16, bert-base, gpt2)
   std::string fusion = "none";   // --fusion none|horovod[:MB]|ddp[:MB]
   std::string compute = "none";  // --compute none|trace|us-per-mb:X
   std::string export_trace;      // --export-trace FILE

@@ -51,8 +51,7 @@ class Pt2ptRunner final : public Runner {
  public:
   explicit Pt2ptRunner(const RunContext& rc) : rc_(rc), spec_(*rc.desc.pt2pt), ctx_{rc.be} {}
   ~Pt2ptRunner() override {
-    for (Buf* b : {&send_, &recv_, &ack_})
-      if (b->ptr) rc_.be.free(*b);
+    for (Buf* b : {&send_, &recv_, &ack_}) rc_.free(*b);
   }
 
   void prepare() override {
@@ -63,9 +62,9 @@ class Pt2ptRunner final : public Runner {
     if (ctx_.role == Role::Idle) return;
     // Senders use the first buffer letter (OMB: rank 0's side), receivers the second.
     const Mem mem = o.side_mem[ctx_.role == Role::Sender ? 0 : 1];
-    send_ = rc_.be.alloc(o.sizes.max, mem);
-    recv_ = rc_.be.alloc(o.sizes.max, mem);
-    ack_ = rc_.be.alloc(1, Mem::Host);
+    send_ = rc_.alloc(o.sizes.max, mem);
+    recv_ = rc_.alloc(o.sizes.max, mem);
+    ack_ = rc_.alloc(1, Mem::Host);
     ctx_.ack = ack_;
   }
 

@@ -11,6 +11,7 @@
 #include "harness/backend.hpp"
 #include "harness/bench.hpp"
 #include "harness/control.hpp"
+#include "harness/memory.hpp"
 #include "harness/options.hpp"
 #include "harness/report.hpp"
 
@@ -21,6 +22,18 @@ struct RunContext {
   const Options& opt;
   const Control& ctl;
   Backend& be;
+
+  // Benchmark buffers: from the backend, or plain page-aligned memory with --alloc plain.
+  Buf alloc(size_t bytes, Mem mem) const {
+    return opt.plain_alloc ? alloc_buffer(bytes, mem) : be.alloc(bytes, mem);
+  }
+  void free(Buf& buf) const {
+    if (!buf.ptr) return;
+    if (opt.plain_alloc)
+      free_buffer(buf);
+    else
+      be.free(buf);
+  }
 };
 
 // One measurement of a sweep: a message size, and for --algo all one algorithm.
@@ -30,9 +43,9 @@ struct Point {
 };
 
 struct SizeOutcome {
-  std::vector<Cell> cells;  // table columns after Size (Validation is added by sweep)
-  nlohmann::json record;    // the JSON result for this size (complete on rank 0)
-  long long wrong = 0;      // wrong elements summed over ranks
+  std::vector<Cell> cells;               // table columns after Size (Validation is added by sweep)
+  nlohmann::json record;                 // the JSON result for this size (complete on rank 0)
+  long long wrong = 0;                   // wrong elements summed over ranks
   std::vector<std::string> extra_lines;  // printed (rank 0) after the row, e.g. a breakdown
 };
 

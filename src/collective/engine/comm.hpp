@@ -1,13 +1,18 @@
-// The engine's communicator, bootstrapped from MPI: rank, size, which ranks share a node,
-// the transport to each peer, and a tag per operation so that several collectives can be
-// in flight at once without their messages matching each other.
+// The engine's communicator, bootstrapped from MPI: rank, size, which ranks share a node
+// (physical, or virtual with CB_RANKS_PER_NODE=k: consecutive groups of k ranks of a node),
+// the transport to each peer (shared memory on the node unless CB_ENGINE_SHM=0, MPI point
+// to point otherwise), and a tag per operation so that several collectives can be in
+// flight at once without their messages matching each other.
 #pragma once
 
 #include <mpi.h>
 
 #include <memory>
+#include <string>
 #include <vector>
 
+#include "collective/engine/shm/node_shm.hpp"
+#include "collective/engine/shm/shm_transport.hpp"
 #include "collective/engine/transport.hpp"
 #include "harness/backend.hpp"
 
@@ -24,12 +29,21 @@ class Comm {
   int size() const { return size_; }
   int node_of(int rank) const { return node_of_[static_cast<size_t>(rank)]; }
   int node_count() const { return node_count_; }
+  // Communicator ranks of a node, in rank order; leaders() = the first of each node.
+  std::vector<int> node_members(int node) const;
+  std::vector<int> leaders() const;
   MPI_Comm mpi() const { return comm_; }
   WaitMode wait_mode() const { return wait_; }
 
-  Transport& transport(int /*peer*/) { return mpi_; }
+  NodeShm* shm() const { return shm_.get(); }  // null when shared memory is off
+  const std::string& shm_status() const { return shm_status_; }
+  Transport& transport(int peer) {
+    return shm_ && node_of(peer) == node_of(rank_) ? static_cast<Transport&>(*shm_transport_)
+                                                   : mpi_;
+  }
   // Tags for collectives: one per operation, taken in the same order on every rank.
   int next_tag();
+  uint64_t operations() const { return seq_; }  // identifies the operation of the last tag
 
   static constexpr int kFirstCollTag = 1024;  // below: point-to-point benchmark tags
   static constexpr int kCollTagSpan = 16384;
@@ -40,7 +54,10 @@ class Comm {
   std::vector<int> node_of_;
   WaitMode wait_;
   MpiTransport mpi_{MPI_COMM_NULL};
-  unsigned seq_ = 0;
+  std::unique_ptr<NodeShm> shm_;
+  std::unique_ptr<ShmTransport> shm_transport_;
+  std::string shm_status_;
+  uint64_t seq_ = 0;
 };
 
 }  // namespace cb::engine

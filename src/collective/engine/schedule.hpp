@@ -35,7 +35,8 @@ struct Step {
   bool started = false;  // local work (Reduce, Copy) has been handed to the executor
   bool done = false;     // communication completed
   MPI_Request request = MPI_REQUEST_NULL;
-  uint64_t token = 0;
+  int tag = 0;         // set when posted
+  uint64_t token = 0;  // transport-specific
 };
 
 class Schedule {

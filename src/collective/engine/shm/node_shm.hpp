@@ -1,0 +1,129 @@
+// Shared memory of the ranks on one node. Each local rank creates one POSIX shm segment
+// (sparse: pages exist only once touched) and maps everyone else's; as soon as all are
+// attached every segment is unlinked, so nothing stays in /dev/shm even if a rank is
+// killed later. A segment holds its owner's control area (operation slots and progress
+// counters), the channels peers send it point-to-point messages through, staging space
+// for collectives, and a heap: buffers allocated there (--alloc backend) can be read by
+// every local rank directly, which is what makes single-copy collectives possible.
+//
+// Synchronisation is C++ atomics in shared memory (lock-free 64-bit atomics are address
+// free), acquire/release, with monotonic counters that are never reset.
+#pragma once
+
+#include <mpi.h>
+#include <sys/types.h>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace cb::engine {
+
+struct alignas(64) Counter {
+  std::atomic<uint64_t> value{0};
+};
+static_assert(std::atomic<uint64_t>::is_always_lock_free);
+
+// A buffer as peers see it: in some local rank's segment, or only in its owner's address
+// space (then peers read it with cross-memory attach).
+struct BufferRef {
+  int32_t segment = -1;  // local rank whose segment holds it; -1: private memory
+  int32_t owner = -1;    // local rank whose process owns the address
+  uint64_t offset = 0;   // within `segment`
+  uint64_t address = 0;  // in the owner's address space
+  uint64_t bytes = 0;
+};
+
+// What one rank shares about one collective (op % kOpSlots). Progress counters hold
+// op * 2^24 + count, so they only grow, across operations too.
+struct alignas(64) OpSlot {
+  Counter published;  // == op once `in` and `out` describe this operation's buffers
+  BufferRef in, out;
+  Counter staged, reduced, gathered, done;
+};
+
+inline constexpr int kOpSlots = 16;
+inline constexpr uint64_t progress(uint64_t op, uint64_t count) {
+  return (op << 24) + count;
+}
+
+// Point-to-point messages from one local rank to another, in the receiver's segment.
+struct alignas(64) Descriptor {
+  std::atomic<uint64_t> seq;  // sequence number + 1 once valid
+  int32_t tag;
+  uint32_t kind;  // Eager, Shared, Attach
+  uint64_t bytes;
+  BufferRef source;
+  std::atomic<uint32_t> claimed;   // a receive took it
+  std::atomic<uint32_t> complete;  // data copied: the send completes
+};
+
+inline constexpr int kRingEntries = 64;
+inline constexpr size_t kEagerBytes = 8192;
+
+struct alignas(64) Channel {
+  Counter head;  // descriptors posted (sender)
+  Counter tail;  // descriptors retired (sender, once complete)
+  Descriptor ring[kRingEntries];
+  alignas(64) std::byte eager[kRingEntries][kEagerBytes];
+};
+
+class NodeShm {
+ public:
+  // Collective over `node` (the ranks of one node). `members[i]` is the communicator rank
+  // of local rank i. Throws RuntimeError when shared memory cannot be set up.
+  NodeShm(MPI_Comm node, std::vector<int> members, size_t heap_bytes, size_t staging_bytes);
+  ~NodeShm();
+  NodeShm(const NodeShm&) = delete;
+  NodeShm& operator=(const NodeShm&) = delete;
+
+  int local_rank() const { return local_rank_; }
+  int local_size() const { return static_cast<int>(members_.size()); }
+  int local_of(int comm_rank) const;  // -1 when not on this node
+  const std::vector<int>& members() const { return members_; }
+
+  OpSlot& slot(int local, uint64_t op);
+  Channel& channel(int receiver, int sender);
+  // Staging space of a local rank for pipelined collectives (staging_bytes each).
+  std::byte* staging(int local) const;
+  size_t staging_bytes() const { return staging_bytes_; }
+
+  // Heap in this rank's segment: memory every local rank can read and write.
+  void* alloc(size_t bytes);
+  bool free(void* p);  // false when p is not from this heap
+
+  // How peers reach [p, p + bytes): shared when it lies in a segment, else by address.
+  BufferRef describe(const void* p, size_t bytes) const;
+  // Where a buffer described by a peer is in this process; null when not shared.
+  std::byte* map(const BufferRef& ref) const;
+  // Copies from a peer's buffer: memcpy when shared, process_vm_readv otherwise.
+  void read(void* dst, const BufferRef& src, size_t offset, size_t bytes) const;
+  pid_t pid(int local) const;
+
+  // Called while waiting on peers: every ~100 ms checks that they are still alive and
+  // throws RuntimeError naming the one that is not, instead of waiting forever.
+  void check_peers(uint64_t& polls) const;
+
+ private:
+  struct Segment {
+    std::byte* base = nullptr;
+    size_t size = 0;
+  };
+  struct Header;
+  Header& header(int local) const;
+
+  int local_rank_ = 0;
+  std::vector<int> members_;
+  std::vector<Segment> segments_;
+  size_t staging_bytes_, heap_offset_ = 0, heap_bytes_;
+  std::mutex heap_mu_;
+  std::map<size_t, size_t> free_;  // offset -> bytes, in this rank's heap
+  std::map<size_t, size_t> used_;
+};
+
+}  // namespace cb::engine
