@@ -10,6 +10,7 @@
 
 #include "config.hpp"
 #include "gpu/device.hpp"
+#include "harness/rdma.hpp"
 #include "harness/timer.hpp"
 #include "harness/version.hpp"
 
@@ -108,6 +109,9 @@ void describe_environment(const Control& ctl, nlohmann::json& out) {
   nlohmann::json gpu;
   gpu::describe(gpu);
   out["gpu"] = gpu;
+  nlohmann::json rdma;
+  describe_rdma(rdma);
+  out["rdma"] = rdma;
 }
 
 }  // namespace cb

@@ -1,0 +1,227 @@
+"""Reading collbench result files (collbench.result/1) for plot.py and compare.py.
+
+Standard library only. A file that cannot be used raises InputError, whose text is one line
+naming the file and the problem. Records are read by the fields they have (see
+docs/json-schema.md); unknown fields are ignored.
+"""
+import json
+import math
+import os
+import sys
+
+SCHEMA = "collbench.result/1"
+
+
+class InputError(Exception):
+    """A file that is not a usable collbench result: str(e) is one line naming the file."""
+
+
+# --- loading -----------------------------------------------------------------------------
+
+def load(path):
+    """Reads and checks one result file; returns the document (a dict)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except OSError as e:
+        raise InputError(f"{path}: cannot read: {e.strerror}") from None
+    except UnicodeDecodeError:
+        raise InputError(f"{path}: not a text (UTF-8) file") from None
+    if not text.strip():
+        raise InputError(f"{path}: empty file")
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as e:
+        truncated = " (file truncated?)" if e.pos >= len(text.rstrip()) else ""
+        raise InputError(f"{path}: not valid JSON: {e.msg} at line {e.lineno} "
+                         f"column {e.colno}{truncated}") from None
+    check(doc, path)
+    return doc
+
+
+def check(doc, path):
+    """Raises InputError unless doc is a collbench result with at least one usable record."""
+    def bad(problem):
+        raise InputError(f"{path}: {problem}")
+
+    if not isinstance(doc, dict):
+        bad(f"not a collbench result: the top level is a JSON {type(doc).__name__}, not an object")
+    if doc.get("schema") != SCHEMA:
+        bad(f"not a collbench result: schema is {doc.get('schema')!r}, expected {SCHEMA!r}")
+    for key in ("benchmark", "backend"):
+        if not isinstance(doc.get(key), dict) or not isinstance(doc[key].get("name"), str):
+            bad(f"malformed result: '{key}' is missing or has no 'name'")
+    results = doc.get("results")
+    if not isinstance(results, list):
+        bad("malformed result: 'results' is missing or not an array")
+    if not results:
+        why = doc.get("status_detail") or doc.get("status", "?")
+        bad(f"no results: the run measured nothing (status: {why})")
+    for i, rec in enumerate(results):
+        if not isinstance(rec, dict):
+            bad(f"malformed result: results[{i}] is not an object")
+        if not is_replay(doc) and number(rec, "bytes") is None:
+            bad(f"malformed result: results[{i}] has no numeric 'bytes'")
+
+
+def load_all(paths, skip_invalid=False, prog="collbench"):
+    """[(path, doc)]. With skip_invalid, unusable files are reported on stderr and left
+    out; InputError only when none is left."""
+    loaded = []
+    for path in paths:
+        try:
+            loaded.append((path, load(path)))
+        except InputError as e:
+            if not skip_invalid:
+                raise
+            print(f"{prog}: warning: {e} (skipped)", file=sys.stderr)
+    if not loaded:
+        raise InputError("no usable result file among: " + ", ".join(paths))
+    return loaded
+
+
+# --- fields ------------------------------------------------------------------------------
+
+def number(obj, *keys):
+    """obj[k1][k2]... when it is a finite number, else None."""
+    for k in keys:
+        if not isinstance(obj, dict) or k not in obj:
+            return None
+        obj = obj[k]
+    if isinstance(obj, bool) or not isinstance(obj, (int, float)) or not math.isfinite(obj):
+        return None
+    return float(obj)
+
+
+def text(obj, *keys, default=""):
+    for k in keys:
+        if not isinstance(obj, dict) or k not in obj:
+            return default
+        obj = obj[k]
+    return obj if isinstance(obj, str) else default
+
+
+def is_replay(doc):
+    return text(doc, "benchmark", "name") == "replay"
+
+
+def short_library(lib):
+    """For legends: 'MPICH Version: 4.0.2' -> 'MPICH 4.0.2'; 'collbench engine 0.1.0,
+    transport: ...' -> 'collbench engine 0.1.0' (what follows a comma is left out)."""
+    return " ".join(lib.split(",")[0].replace("Version:", " ").split())
+
+
+# --- metrics -----------------------------------------------------------------------------
+
+class Metric:
+    """One figure of a record: how to read it, its unit, and which direction is better."""
+
+    def __init__(self, name, title, unit, lower_is_better, getter):
+        self.name, self.title, self.unit = name, title, unit
+        self.lower_is_better = lower_is_better
+        self.get = getter  # record -> float or None
+
+
+METRICS = {
+    # latency_us.avg: pt2pt one-way latency and blocking collectives (OMB's average);
+    # pure_comm_us.avg: the communication time of non-blocking collectives.
+    "latency": Metric("latency", "latency", "us", True,
+                      lambda r: _first(number(r, "latency_us", "avg"),
+                                       number(r, "pure_comm_us", "avg"))),
+    "bandwidth": Metric("bandwidth", "bandwidth", "MB/s", False,
+                        lambda r: number(r, "bandwidth_MBps")),
+    "busbw": Metric("busbw", "bus bandwidth", "GB/s", False, lambda r: number(r, "busbw_GBps")),
+    "algbw": Metric("algbw", "algorithm bandwidth", "GB/s", False,
+                    lambda r: number(r, "algbw_GBps")),
+}
+
+
+def _first(*values):
+    return next((v for v in values if v is not None), None)
+
+
+# --- series: one line of a plot, one column of a comparison -------------------------------
+
+class Series:
+    """The records of one file that share an algorithm, sorted by message size."""
+
+    def __init__(self, path, doc, algo, records):
+        self.path, self.doc, self.algo = path, doc, algo
+        self.records = sorted(records, key=lambda r: number(r, "bytes") or 0)
+        self.benchmark = text(doc, "benchmark", "name")
+        self.backend = text(doc, "backend", "name")
+        self.library_full = text(doc, "backend", "library")
+        self.library = short_library(self.library_full)
+        self.host = text(doc, "environment", "hostname", default="?")
+        self.suffix = ""  # set by disambiguate() when two series would read the same
+
+    @property
+    def name(self):
+        """'mpi', 'engine/ring'."""
+        return self.backend + (f"/{self.algo}" if self.algo else "")
+
+    def label(self, with_benchmark=True):
+        lib = f" ({self.library})" if self.library else ""
+        status = text(self.doc, "status")
+        unfinished = "" if status in ("complete", "validation_failed") else f" [{status}]"
+        bench = f"{self.benchmark} " if with_benchmark else ""
+        return f"{bench}{self.name}{lib} @ {self.host}{unfinished}{self.suffix}"
+
+    def values(self, metric):
+        """{bytes: value} of the records that have the metric."""
+        out = {}
+        for r in self.records:
+            v = metric.get(r)
+            if v is not None:
+                out[int(number(r, "bytes") or 0)] = v
+        return out
+
+    def describe(self):
+        return {"file": self.path, "label": self.label(with_benchmark=False),
+                "benchmark": self.benchmark,
+                "backend": self.backend, "algo": self.algo, "library": self.library_full,
+                "host": self.host}
+
+
+def series_of(path, doc):
+    """Splits a document into one Series per algorithm (records' 'algo'; '' when none)."""
+    groups = {}
+    for rec in doc["results"]:
+        algo = rec.get("algo") if isinstance(rec.get("algo"), str) else ""
+        groups.setdefault(algo, []).append(rec)
+    return [Series(path, doc, algo, recs) for algo, recs in groups.items()]
+
+
+def all_series(loaded):
+    out = [s for path, doc in loaded for s in series_of(path, doc)]
+    disambiguate(out)
+    return out
+
+
+def disambiguate(series):
+    """Two series from different files with the same label get the file name appended."""
+    seen = {}
+    for s in series:
+        seen.setdefault(s.label(), []).append(s)
+    for same in seen.values():
+        if len({s.path for s in same}) > 1:
+            for s in same:
+                s.suffix = f" [{os.path.basename(s.path)}]"
+
+
+def setup_key(doc):
+    """What must match for two runs to be comparable: benchmark, ranks, buffers, dtype, op."""
+    opt = doc.get("options") if isinstance(doc.get("options"), dict) else {}
+    env = doc.get("environment") if isinstance(doc.get("environment"), dict) else {}
+    buffers = opt.get("buffers", opt.get("accelerator", ""))
+    return (text(doc, "benchmark", "name"), env.get("nranks"), json.dumps(buffers),
+            opt.get("dtype", ""), opt.get("op", ""))
+
+
+def format_size(n):
+    """1024 -> '1K', 3 -> '3', 1536 -> '1536' (the -m option's notation)."""
+    n = int(n)
+    for shift, unit in ((30, "G"), (20, "M"), (10, "K")):
+        if n >= 1 << shift and n % (1 << shift) == 0:
+            return f"{n >> shift}{unit}"
+    return str(n)

@@ -1,0 +1,239 @@
+#!/usr/bin/env python3
+"""Compares collbench results size by size: ratio tables as Markdown and JSON.
+
+  compare.py BASELINE.json CANDIDATE.json [CANDIDATE2.json ...]
+  compare.py --baseline-backend mpi FILE.json [FILE.json ...]
+
+ratio = candidate / baseline of the metric (a time for latency, a rate for bandwidths).
+A size is SLOWER when the candidate takes more than --tolerance percent longer than the
+baseline: time ratio > 1 + tol, or bandwidth ratio < 1 / (1 + tol). Standard library only;
+see docs/plots.md.
+"""
+import argparse
+import json
+import math
+import os
+import signal
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import cbjson  # noqa: E402
+
+PROG = "compare.py"
+
+
+def parse_args(argv):
+    ap = argparse.ArgumentParser(prog=PROG, description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("files", nargs="+", metavar="FILE.json")
+    ap.add_argument("--metric", type=metric_list, metavar="M[,M...]",
+                    help="figures to compare, of " + ", ".join(cbjson.METRICS) + " (default: "
+                         "the first of latency, busbw, bandwidth that the baseline has); each "
+                         "listed one the baseline has gets a table")
+    ap.add_argument("--baseline-backend", metavar="NAME",
+                    help="compare every (backend, algo) in FILEs against this backend's run "
+                         "of the same benchmark and setup")
+    ap.add_argument("--tolerance", type=float, default=5.0, metavar="PCT",
+                    help="flag a size as SLOWER only beyond this many percent (default 5)")
+    ap.add_argument("--md", metavar="OUT.md", help="write the Markdown report here")
+    ap.add_argument("--json", metavar="OUT.json", help="write the comparison as JSON here")
+    ap.add_argument("--skip-invalid", action="store_true",
+                    help="warn about and leave out files that are not usable results "
+                         "(default: such a file is an error)")
+    ap.add_argument("--fail-on-slower", action="store_true",
+                    help="exit with status 1 when any size is SLOWER")
+    args = ap.parse_args(argv)
+    if not args.baseline_backend and len(args.files) < 2:
+        ap.error("give a baseline and at least one candidate, or --baseline-backend NAME")
+    if args.tolerance < 0:
+        ap.error("--tolerance must not be negative")
+    return args
+
+
+def metric_list(value):
+    names = [v.strip() for v in value.split(",") if v.strip()]
+    unknown = [n for n in names if n not in cbjson.METRICS]
+    if unknown or not names:
+        raise argparse.ArgumentTypeError(
+            f"unknown metric {', '.join(unknown) or value!r}; choose from "
+            + ", ".join(cbjson.METRICS))
+    return names
+
+
+# --- comparing ---------------------------------------------------------------------------
+
+def choose_metrics(series, wanted):
+    """The metrics to compare: those asked for that the series has, else the first of
+    latency, busbw, bandwidth that it has."""
+    have = [cbjson.METRICS[n] for n in wanted or ["latency", "busbw", "bandwidth"]
+            if series.values(cbjson.METRICS[n])]
+    return have if wanted else have[:1]
+
+
+def is_slower(ratio, metric, tolerance_pct):
+    limit = 1 + tolerance_pct / 100
+    return ratio > limit if metric.lower_is_better else ratio < 1 / limit
+
+
+def compare(base, cand, metric, tolerance_pct):
+    """One comparison: a row per size both series measured."""
+    bv, cv = base.values(metric), cand.values(metric)
+    rows = []
+    for size in sorted(set(bv) & set(cv)):
+        ratio = cv[size] / bv[size] if bv[size] > 0 else None
+        slower = None if ratio is None else is_slower(ratio, metric, tolerance_pct)
+        rows.append({"bytes": size, "baseline": bv[size], "candidate": cv[size],
+                     "ratio": ratio, "slower": slower})
+    ratios = [r["ratio"] for r in rows if r["ratio"]]
+    geomean = math.exp(sum(map(math.log, ratios)) / len(ratios)) if ratios else None
+    return {"benchmark": base.benchmark, "metric": metric.name, "unit": metric.unit,
+            "better": "lower" if metric.lower_is_better else "higher",
+            "baseline": base.describe(), "candidate": cand.describe(), "rows": rows,
+            "slower_sizes": [r["bytes"] for r in rows if r["slower"]],
+            "only_in_baseline": sorted(set(bv) - set(cv)),
+            "only_in_candidate": sorted(set(cv) - set(bv)),
+            "geomean_ratio": geomean}
+
+
+def pair_mode(series, args):
+    """First file's series are the baselines; each candidate series is compared with the
+    baseline series of the same algorithm, else the baseline file's first series."""
+    base_path = series[0].path
+    bases = [s for s in series if s.path == base_path]
+    out = []
+    for cand in (s for s in series if s.path != base_path):
+        base = next((b for b in bases if b.algo == cand.algo), bases[0])
+        out += compare_or_note(base, cand, args)
+    return out
+
+
+def baseline_backend_mode(series, args):
+    """Within each (benchmark, ranks, buffers, dtype, op), every series against the
+    baseline backend's series (its algorithm-less one if it has several)."""
+    groups = {}
+    for s in series:
+        groups.setdefault(cbjson.setup_key(s.doc), []).append(s)
+    out = []
+    for members in groups.values():
+        bases = [s for s in members if s.backend == args.baseline_backend]
+        if not bases:
+            continue
+        base = next((b for b in bases if not b.algo), bases[0])
+        for cand in (c for c in members if c is not base):
+            out += compare_or_note(base, cand, args)
+    return out
+
+
+def compare_or_note(base, cand, args):
+    """The comparisons of two series, one per metric; a note when there is none."""
+    metrics = choose_metrics(base, args.metric)
+    if not metrics:
+        what = " or ".join(args.metric or ["latency", "busbw", "bandwidth"])
+        return [{"benchmark": base.benchmark, "baseline": base.describe(),
+                 "candidate": cand.describe(), "rows": [],
+                 "note": f"the baseline has no {what} figures"}]
+    return [compare(base, cand, m, args.tolerance) for m in metrics]
+
+
+# --- output ------------------------------------------------------------------------------
+
+def fmt(v, digits=4):
+    return "n/a" if v is None else f"{v:.{digits}g}"
+
+
+def markdown_table(c):
+    lines = [f"| Size (B) | Baseline ({c['unit']}) | Candidate ({c['unit']}) | Ratio | |",
+             "|---:|---:|---:|---:|:--|"]
+    for r in c["rows"]:
+        ratio = "n/a" if r["ratio"] is None else f"{r['ratio']:.3f}"
+        flag = "SLOWER" if r["slower"] else ""
+        lines.append(f"| {cbjson.format_size(r['bytes'])} | {fmt(r['baseline'])} | "
+                     f"{fmt(r['candidate'])} | {ratio} | {flag} |")
+    return lines
+
+
+def markdown_one(c, tolerance):
+    head = f"### {c['benchmark']}: {c['candidate']['label']} vs {c['baseline']['label']}"
+    files = (f"Baseline `{os.path.basename(c['baseline']['file'])}`, "
+             f"candidate `{os.path.basename(c['candidate']['file'])}`.")
+    if "note" in c:
+        return [head, "", files, "", f"Not compared: {c['note']}.", ""]
+    metric = cbjson.METRICS[c["metric"]]
+    better = "lower" if metric.lower_is_better else "higher"
+    lines = [head, "", files,
+             f"Metric: {metric.title} ({c['unit']}, {better} is better); "
+             f"ratio = candidate / baseline; SLOWER = candidate more than {tolerance:g}% slower.",
+             ""]
+    lines += markdown_table(c) if c["rows"] else ["No message size was measured by both."]
+    lines += ["", summary_sentence(c), ""]
+    return lines
+
+
+def summary_sentence(c):
+    n = len(c["rows"])
+    s = f"Geometric mean ratio {fmt(c['geomean_ratio'])} over {n} sizes; "
+    slow = [cbjson.format_size(b) for b in c["slower_sizes"]]
+    s += f"slower at {len(slow)} of {n}" + (f" ({', '.join(slow)})." if slow else ".")
+    for key, what in (("only_in_baseline", "baseline"), ("only_in_candidate", "candidate")):
+        if c[key]:
+            s += f" Only in the {what}: {', '.join(map(cbjson.format_size, c[key]))}."
+    return s
+
+
+def markdown(comparisons, tolerance):
+    lines = ["## collbench comparison", "",
+             "| Benchmark | Candidate | Baseline | Metric | Geomean ratio | Slower sizes |",
+             "|---|---|---|---|---:|---:|"]
+    for c in comparisons:
+        metric = c.get("metric", "-")
+        slower = f"{len(c.get('slower_sizes', []))} of {len(c['rows'])}"
+        lines.append(f"| {c['benchmark']} | {c['candidate']['label']} | "
+                     f"{c['baseline']['label']} | {metric} | {fmt(c.get('geomean_ratio'))} | "
+                     f"{slower} |")
+    if not comparisons:
+        lines.append("| (none: no run to compare with a baseline) | | | | | |")
+    lines.append("")
+    for c in comparisons:
+        lines += markdown_one(c, tolerance)
+    return "\n".join(lines)
+
+
+def write(path, content):
+    try:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(content)
+    except OSError as e:
+        raise cbjson.InputError(f"{path}: cannot write: {e.strerror}") from None
+
+
+def main(argv=None):
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `| head` ends quietly
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    try:
+        series = cbjson.all_series(cbjson.load_all(args.files, args.skip_invalid, PROG))
+        if args.baseline_backend:
+            comparisons = baseline_backend_mode(series, args)
+            if not any(s.backend == args.baseline_backend for s in series):
+                raise cbjson.InputError(f"no file has backend '{args.baseline_backend}'")
+        else:
+            if series[0].path != args.files[0]:
+                raise cbjson.InputError(f"{args.files[0]}: the baseline is not usable")
+            comparisons = pair_mode(series, args)
+        md = markdown(comparisons, args.tolerance)
+        doc = {"schema": "collbench.compare/1", "tolerance_pct": args.tolerance,
+               "comparisons": comparisons}
+        if args.md:
+            write(args.md, md + "\n")
+        if args.json:
+            write(args.json, json.dumps(doc, indent=2) + "\n")
+    except cbjson.InputError as e:
+        print(f"{PROG}: error: {e}", file=sys.stderr)
+        return 2
+    if not args.md and not args.json:
+        print(md)
+    slower = any(c.get("slower_sizes") for c in comparisons)
+    return 1 if args.fail_on_slower and slower else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

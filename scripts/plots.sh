@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Plots and a comparison summary for a results directory (as scripts/sweep.sh writes it):
+#   scripts/plots.sh RESULTS_DIR [BASELINE_BACKEND]
+# RESULTS_DIR/plots/<benchmark>.<figure>.{png,svg}   plot.py --per-benchmark
+# RESULTS_DIR/summary.md, summary.json               compare.py --baseline-backend (mpi)
+# Files that are not usable results (aborted runs with no sizes) are skipped with a warning.
+set -euo pipefail
+dir=${1:?usage: scripts/plots.sh RESULTS_DIR [BASELINE_BACKEND]}
+baseline=${2:-mpi}
+here=$(cd "$(dirname "$0")" && pwd)
+# Debian's python3-matplotlib serves /usr/bin/python3 (plot.py also retries with it).
+py=python3
+[ -x /usr/bin/python3 ] && py=/usr/bin/python3
+
+mapfile -t files < <(grep -l '"schema": *"collbench.result/1"' "$dir"/*.json 2>/dev/null || true)
+if [ ${#files[@]} -eq 0 ]; then
+  echo "plots.sh: no collbench result JSON in $dir" >&2
+  exit 2
+fi
+status=0
+"$py" "$here/plot.py" --per-benchmark --skip-invalid -o "$dir/plots" "${files[@]}" >/dev/null ||
+  status=$?
+"$py" "$here/compare.py" --baseline-backend "$baseline" --metric latency,busbw,bandwidth \
+  --skip-invalid --md "$dir/summary.md" --json "$dir/summary.json" "${files[@]}" || status=$?
+echo "plots.sh: plots in $dir/plots, summary in $dir/summary.md"
+exit $status

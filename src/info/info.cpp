@@ -1,0 +1,283 @@
+// cb_info: what this build and this machine have, as text and (-J FILE) as JSON.
+//
+//   cb_info [-J FILE]               one process (MPI singleton)
+//   mpirun -n N cb_info [-J FILE]   also lists the hosts and ranks of the job
+//
+// The JSON ("collbench.info/1") holds the same "environment" block as every result JSON,
+// plus what only matters here: CUDA architectures, whether MPI is CUDA-aware, NCCL's version.
+#include <mpi.h>
+
+#include <CLI/CLI.hpp>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "config.hpp"
+#include "harness/control.hpp"
+#include "harness/environment.hpp"
+#include "harness/errors.hpp"
+#include "harness/rdma.hpp"
+
+#if CB_MPI_EXT_HAS_CUDA_QUERY
+#include <mpi-ext.h>
+#endif
+#if CB_HAVE_NCCL
+#include <nccl.h>
+#endif
+
+namespace cb {
+namespace {
+
+using nlohmann::json;
+
+// {"cuda_aware": true|false|null, "cuda_aware_detail": "how we know"}
+json mpi_cuda_support() {
+#if CB_MPI_HAS_CUDA_QUERY || CB_MPI_EXT_HAS_CUDA_QUERY
+  const int yes = MPIX_Query_cuda_support();
+  return {{"cuda_aware", yes != 0},
+          {"cuda_aware_detail", "MPIX_Query_cuda_support() returned " + std::to_string(yes)}};
+#else
+  return {{"cuda_aware", nullptr}, {"cuda_aware_detail", "unknown: the library offers no query"}};
+#endif
+}
+
+#if CB_HAVE_NCCL
+std::string nccl_version_text(int code) {
+  // 2.9 and later: MMmmpp (22809 = 2.28.9); earlier: Mmpp (2708 = 2.7.8).
+  const int major = code >= 10000 ? code / 10000 : code / 1000;
+  const int minor = code >= 10000 ? code % 10000 / 100 : code % 1000 / 100;
+  return std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(code % 100);
+}
+#endif
+
+json nccl_info() {
+#if CB_HAVE_NCCL
+  int code = 0;
+  const ncclResult_t rc = ncclGetVersion(&code);  // works without a GPU
+  if (rc != ncclSuccess)
+    return {{"unavailable", std::string("ncclGetVersion failed: ") + ncclGetErrorString(rc)}};
+  return {{"version", nccl_version_text(code)},
+          {"version_code", code},
+          {"header_version_code", NCCL_VERSION_CODE}};
+#else
+  return {{"unavailable", "collbench was built without NCCL (COLLBENCH_NCCL=OFF or not found)"}};
+#endif
+}
+
+json collect(const Control& ctl) {
+  json info;
+  info["schema"] = "collbench.info/1";
+  describe_environment(ctl, info["environment"]);
+  info["build"] = {{"cuda_architectures", CB_HAVE_CUDA ? CB_CUDA_ARCHITECTURES : ""}};
+  info["mpi"] = mpi_cuda_support();
+  info["nccl"] = nccl_info();
+  // ENGINE SECTION: the engine's algorithms and tuning table go here ("engine" key and an
+  // [engine] text section) once the engine has an algorithm registry.
+  return info;
+}
+
+// --- text ------------------------------------------------------------------------------
+
+void section(const char* name) {
+  std::printf("[%s]\n", name);
+}
+
+void row(const std::string& key, const std::string& value) {
+  std::printf("  %-20s %s\n", key.c_str(), value.c_str());
+}
+
+std::string str(const json& j, const char* key, const std::string& fallback = "") {
+  const auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return fallback;
+  return it->is_string() ? it->get<std::string>() : it->dump();
+}
+
+std::string yes_no(bool b) {
+  return b ? "yes" : "no";
+}
+
+std::string gib(double bytes) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f GiB", bytes / (1024.0 * 1024 * 1024));
+  return text;
+}
+
+void print_build(const json& env, const json& build) {
+  const json& cb = env["collbench"];
+  const json& f = cb["features"];
+  section("collbench");
+  row("version", str(cb, "version"));
+  row("git revision", str(cb, "git_revision"));
+  row("build type", str(cb, "build_type"));
+  row("sanitizer", str(cb, "sanitize").empty() ? "none" : str(cb, "sanitize"));
+  row("compiler", str(cb, "compiler"));
+  row("features", "cuda=" + yes_no(f.value("cuda", false)) + " nccl=" +
+                      yes_no(f.value("nccl", false)) + " verbs=" + yes_no(f.value("verbs", false)));
+  row("CUDA architectures", f.value("cuda", false) ? str(build, "cuda_architectures") : "none");
+}
+
+void print_mpi(const json& env, const json& mpi) {
+  section("MPI");
+  row("library", str(env["mpi"], "library"));
+  row("standard", str(env["mpi"], "standard"));
+  const json& aware = mpi["cuda_aware"];
+  row("CUDA-aware", (aware.is_null() ? std::string("unknown") : yes_no(aware.get<bool>())) + " (" +
+                        str(mpi, "cuda_aware_detail") + ")");
+}
+
+void print_cuda(const json& gpu) {
+  section("CUDA");
+  row("runtime", str(gpu, "runtime", "none"));
+  row("driver", str(gpu, "driver", "none"));
+  if (gpu.contains("unavailable")) {
+    row("devices", "none: " + str(gpu, "unavailable"));
+    return;
+  }
+  row("devices", std::to_string(gpu["devices"].size()));
+  for (const auto& d : gpu["devices"])
+    row("device " + str(d, "index"), str(d, "name") + ", compute " + str(d, "compute_capability") +
+                                         ", " + gib(d.value("memory_bytes", 0.0)) + ", " +
+                                         str(d, "multiprocessors") + " SMs, PCI " +
+                                         str(d, "pci_bus_id"));
+}
+
+void print_nccl(const json& nccl) {
+  section("NCCL");
+  if (nccl.contains("unavailable"))
+    row("version", "none: " + str(nccl, "unavailable"));
+  else
+    row("version", str(nccl, "version") + " (code " + str(nccl, "version_code") + ")");
+}
+
+void print_rdma(const json& rdma) {
+  section("RDMA");
+  if (rdma.contains("unavailable")) {
+    row("devices", "none: " + str(rdma, "unavailable"));
+    return;
+  }
+  row("devices", std::to_string(rdma["devices"].size()));
+  char rate[32];
+  std::snprintf(rate, sizeof rate, "%g Gb/s", max_link_rate_gbps(rdma));
+  row("fastest active link", rate);
+  for (const auto& d : rdma["devices"]) {
+    row(str(d, "name"), str(d, "node_type") + ", GUID " + str(d, "node_guid") + ", firmware " +
+                            str(d, "firmware", "?") +
+                            (d.contains("error") ? ", " + str(d, "error") : ""));
+    for (const auto& p : d["ports"]) {
+      if (p.contains("error")) {
+        row("  port " + str(p, "port"), str(p, "error"));
+        continue;
+      }
+      std::snprintf(rate, sizeof rate, "%g Gb/s", p.value("rate_gbps", 0.0));
+      row("  port " + str(p, "port"), str(p, "state") + ", " + str(p, "link_layer") + ", " +
+                                          str(p, "width") + " " + str(p, "speed") + " = " + rate +
+                                          ", MTU " + str(p, "mtu_bytes"));
+    }
+  }
+}
+
+void print_machine(const json& env) {
+  section("CPU and memory");
+  row("host", str(env, "hostname"));
+  row("CPU", str(env["cpu"], "model"));
+  row("logical cores", str(env["cpu"], "logical_cores"));
+  row("memory", gib(env.value("memory_bytes", 0.0)));
+  row("OS", str(env, "os"));
+  char timer[96];
+  std::snprintf(timer, sizeof timer, "resolution %g ns, one read %.0f ns",
+                env["timer"].value("resolution_ns", 0.0),
+                env["timer"].value("read_overhead_ns", 0.0));
+  row("timer", timer);
+}
+
+void print_ranks(const json& env) {
+  section("ranks");
+  const int nodes = env.value("nodes", 1);
+  row("ranks",
+      str(env, "nranks") + " on " + std::to_string(nodes) + (nodes == 1 ? " host" : " hosts"));
+  for (const auto& h : env["hosts"]) {
+    std::string ranks;
+    for (const auto& r : h["ranks"]) ranks += (ranks.empty() ? "" : ",") + r.dump();
+    row(str(h, "name"), "ranks " + ranks);
+  }
+}
+
+void print(const json& info) {
+  const json& env = info["environment"];
+  std::printf("# collbench info v%s\n", CB_VERSION);
+  print_build(env, info["build"]);
+  print_mpi(env, info["mpi"]);
+  print_cuda(env["gpu"]);
+  print_nccl(info["nccl"]);
+  print_rdma(env["rdma"]);
+  print_machine(env);
+  print_ranks(env);
+  std::fflush(stdout);
+}
+
+void write_json(const json& info, const std::string& path) {
+  std::ofstream out(path);
+  if (!out) throw UsageError("cannot write JSON file '" + path + "': " + std::strerror(errno));
+  out << info.dump(2) << "\n";
+  if (!out.flush()) throw RuntimeError("writing '" + path + "' failed");
+}
+
+// Returns the exit status; every rank returns the same.
+int run(int argc, char** argv) {
+  Control ctl;
+  CLI::App app("collbench: what this build and machine have (build, MPI, CUDA, NCCL, RDMA, CPU)",
+               "cb_info");
+  std::string json_path;
+  app.add_option("-J,--json", json_path, "also write everything as JSON to FILE")
+      ->type_name("FILE");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    if (ctl.is_root()) std::printf("%s", app.help().c_str());
+    return kExitOk;
+  } catch (const CLI::ParseError& e) {
+    if (ctl.is_root())
+      std::fprintf(stderr, "collbench: error: %s (run cb_info --help for the options)\n", e.what());
+    return kExitUsage;
+  }
+  const json info = collect(ctl);
+  if (ctl.is_root()) print(info);
+  int status = kExitOk;
+  std::string message;
+  if (ctl.is_root() && !json_path.empty()) {
+    try {
+      write_json(info, json_path);
+    } catch (const UsageError& e) {
+      status = kExitUsage;
+      message = e.what();
+    } catch (const std::exception& e) {
+      status = kExitRuntime;
+      message = e.what();
+    }
+  }
+  agree(ctl, status, message);
+  return kExitOk;
+}
+
+}  // namespace
+}  // namespace cb
+
+int main(int argc, char** argv) {
+  int provided = 0;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+  int status = cb::kExitOk;
+  try {
+    status = cb::run(argc, argv);
+  } catch (const cb::ExitRequest& e) {
+    status = e.status;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "collbench: error: %s\n", e.what());
+    std::fflush(stderr);
+    MPI_Abort(MPI_COMM_WORLD, cb::kExitRuntime);
+  }
+  MPI_Finalize();
+  return status;
+}

@@ -1,0 +1,123 @@
+"""Small hand-made collbench.result/1 documents for the tests of scripts/: collective,
+non-blocking (overlap) and replay records that the benchmarks do not all write yet, with
+numbers chosen so that ratios are exact in binary floating point."""
+import json
+import os
+import pathlib
+import subprocess
+import sys
+
+SCRIPTS = pathlib.Path(__file__).resolve().parents[2] / "scripts"
+SYSTEM_PYTHON = "/usr/bin/python3"
+
+
+def document(benchmark, backend, records, library="MPICH Version: 4.0.2", host="node1",
+             nranks=4, status="complete", dtype="float", op="sum"):
+    return {
+        "schema": "collbench.result/1",
+        "benchmark": {"name": benchmark, "title": benchmark.title() + " Test",
+                      "executable": "cb_" + benchmark},
+        "backend": {"name": backend, "library": library},
+        "argv": ["cb_" + benchmark],
+        "options": {"backend": backend, "dtype": dtype, "op": op, "buffers": ["host", "host"],
+                    "accelerator": "host"},
+        "start_time": "2025-01-01T00:00:00Z", "end_time": "2025-01-01T00:01:00Z",
+        "environment": {"hostname": host, "nranks": nranks, "nodes": 1,
+                        "hosts": [{"name": host, "ranks": list(range(nranks))}],
+                        "mpi": {"library": "MPICH Version: 4.0.2", "standard": "4.0"},
+                        "wait_mode": "spin"},
+        "results": records,
+        "status": status,
+        "complete": status in ("complete", "validation_failed"),
+    }
+
+
+def latency_record(size, avg):
+    return {"bytes": size, "iterations": 100, "warmup": 10,
+            "latency_us": {"avg": avg, "min": avg, "max": avg, "p50": avg, "p90": avg,
+                           "p99": avg, "stddev": 0.0, "n": 100},
+            "validation": {"enabled": False}}
+
+
+def bandwidth_record(size, mbps):
+    return {"bytes": size, "iterations": 20, "warmup": 2, "window": 64,
+            "bandwidth_MBps": mbps, "bandwidth_GBps": mbps / 1000,
+            "validation": {"enabled": False}}
+
+
+def coll_record(size, avg_us, algo="", nranks=4):
+    algbw = size / avg_us / 1e3
+    return {"bytes": size, "count": size // 4, "dtype": "float", "op": "sum", "root": 0,
+            "algo": algo, "iterations": 100, "warmup": 10,
+            "latency_us": {"avg": avg_us, "min": avg_us * 0.9, "max": avg_us * 1.1},
+            "slowest_rank_us": {"avg": avg_us * 1.1, "min": avg_us, "max": avg_us * 1.5,
+                                "p50": avg_us * 1.1, "p90": avg_us * 1.2,
+                                "p99": avg_us * 1.4, "stddev": 0.1, "n": 100},
+            "algbw_GBps": algbw, "busbw_GBps": algbw * 2 * (nranks - 1) / nranks,
+            "validation": {"enabled": True, "wrong_elements": 0, "passed": True},
+            "some_future_field": {"ignored": True}}
+
+
+def overlap_record(size, pure, compute, overall):
+    return {"bytes": size, "count": size // 4, "dtype": "float", "algo": "",
+            "pure_comm_us": {"avg": pure, "min": pure, "max": pure},
+            "overall_us": overall, "compute_us": compute, "init_us": 1.0, "test_us": 0.5,
+            "wait_us": overall - compute, "test_calls": 8,
+            "overlap_pct": max(0.0, 100 * (1 - (overall - compute) / pure)),
+            "overlap_pct_imb": max(0.0, 100 * (pure + compute - overall) / min(pure, compute))}
+
+
+def replay_record(name, compute, exposed, other=0.0):
+    step = compute + exposed + other
+    return {"name": name, "step_us": step, "compute_us": compute, "exposed_comm_us": exposed,
+            "overlap_pct": 100.0 * (1 - exposed / (exposed + 400.0))}
+
+
+def collective_files(dirname):
+    """allreduce on mpi, engine (two algorithms in one file) and nccl; iallreduce; replay."""
+    sizes = [4 << k for k in range(0, 21, 2)]  # 4 B .. 4 MiB
+    docs = {
+        "allreduce.mpi.json": document("allreduce", "mpi",
+                                       [coll_record(s, 2.0 + s / 5e3) for s in sizes]),
+        "allreduce.engine.json": document(
+            "allreduce", "engine",
+            [coll_record(s, 3.0 + s / 6e3, "ring") for s in sizes]
+            + [coll_record(s, 1.5 + s / 4e3, "recursive_doubling") for s in sizes],
+            library="collbench engine 0.1.0"),
+        "allreduce.nccl.json": document("allreduce", "nccl",
+                                        [coll_record(s, 20.0 + s / 2e4) for s in sizes],
+                                        library="NCCL 2.28.9"),
+        "iallreduce.mpi.json": document("iallreduce", "mpi",
+                                        [overlap_record(s, 2.0 + s / 5e3, 3.0 + s / 5e3,
+                                                        4.0 + s / 4e3) for s in sizes]),
+        "replay.mpi.json": document("replay", "mpi", [
+            replay_record("no fusion", 9000.0, 2500.0, 300.0),
+            replay_record("horovod 64M", 9000.0, 900.0, 100.0),
+            replay_record("ddp 25M", 9000.0, 600.0, 80.0)]),
+    }
+    return write_all(dirname, docs)
+
+
+def write_all(dirname, docs):
+    paths = {}
+    for name, doc in docs.items():
+        paths[name] = os.path.join(dirname, name)
+        with open(paths[name], "w") as f:
+            json.dump(doc, f, indent=1)
+    return paths
+
+
+def run_script(script, args, python=None, env=None):
+    """Runs scripts/SCRIPT with ARGS; returns CompletedProcess (text)."""
+    full_env = dict(os.environ, **(env or {}))
+    cmd = [python or sys.executable, str(SCRIPTS / script), *map(str, args)]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=full_env)
+
+
+def plotting_python():
+    """An interpreter that has matplotlib (Debian's first), or None."""
+    for py in (SYSTEM_PYTHON, sys.executable):
+        if os.access(py, os.X_OK) and subprocess.run(
+                [py, "-c", "import matplotlib"], capture_output=True).returncode == 0:
+            return py
+    return None

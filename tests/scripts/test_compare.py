@@ -1,0 +1,132 @@
+#!/usr/bin/env python3
+"""scripts/compare.py and scripts/cbjson.py on hand-made documents (no MPI, no matplotlib)."""
+import json
+import math
+import os
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import fixtures as fx  # noqa: E402
+
+
+class CompareTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory(prefix="cb_scripts_")
+        self.dir = self.tmp.name
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def path(self, name):
+        return os.path.join(self.dir, name)
+
+    def compare(self, *args, rc=0):
+        out = self.path("out.json")
+        p = fx.run_script("compare.py", [*args, "--json", out, "--md", self.path("out.md")])
+        self.assertEqual(p.returncode, rc, p.stdout + p.stderr)
+        with open(out) as f:
+            return json.load(f)["comparisons"]
+
+    def test_latency_ratios_and_tolerance(self):
+        base = [fx.latency_record(s, v) for s, v in ((1, 2.0), (2, 4.0), (4, 8.0), (8, 4.0),
+                                                     (16, 1.0))]
+        cand = [fx.latency_record(s, v) for s, v in ((1, 3.0), (2, 2.0), (4, 8.25), (8, 4.5),
+                                                     (32, 1.0))]
+        paths = fx.write_all(self.dir, {"a.json": fx.document("latency", "mpi", base),
+                                        "b.json": fx.document("latency", "mpi", cand)})
+        (c,) = self.compare(paths["a.json"], paths["b.json"])
+        self.assertEqual(c["metric"], "latency")
+        got = {r["bytes"]: (r["ratio"], r["slower"]) for r in c["rows"]}
+        # 8.25 / 8 = 1.03125 is within the default 5 %; 4.5 / 4 = 1.125 is not.
+        self.assertEqual(got, {1: (1.5, True), 2: (0.5, False), 4: (1.03125, False),
+                               8: (1.125, True)})
+        self.assertEqual(c["slower_sizes"], [1, 8])
+        self.assertEqual((c["only_in_baseline"], c["only_in_candidate"]), ([16], [32]))
+        want = math.exp((math.log(1.5) + math.log(0.5) + math.log(1.03125) + math.log(1.125)) / 4)
+        self.assertAlmostEqual(c["geomean_ratio"], want, places=12)
+        (strict,) = self.compare(paths["a.json"], paths["b.json"], "--tolerance", "0")
+        self.assertEqual(strict["slower_sizes"], [1, 4, 8])
+        with open(self.path("out.md")) as f:
+            md = f.read()
+        self.assertIn("| 1 | 2 | 3 | 1.500 | SLOWER |", md)
+        self.assertIn("| 4 | 8 | 8.25 | 1.031 | SLOWER |", md)
+
+    def test_bandwidth_is_slower_when_lower(self):
+        base = [fx.bandwidth_record(s, 100.0) for s in (1024, 2048, 4096)]
+        cand = [fx.bandwidth_record(1024, 50.0), fx.bandwidth_record(2048, 200.0),
+                fx.bandwidth_record(4096, 96.0)]
+        paths = fx.write_all(self.dir, {"a.json": fx.document("bw", "mpi", base),
+                                        "b.json": fx.document("bw", "mpi", cand)})
+        (c,) = self.compare(paths["a.json"], paths["b.json"], "--metric", "bandwidth")
+        self.assertEqual(c["better"], "higher")
+        self.assertEqual([(r["ratio"], r["slower"]) for r in c["rows"]],
+                         [(0.5, True), (2.0, False), (0.96, False)])
+        self.compare(paths["a.json"], paths["b.json"], "--fail-on-slower", rc=1)
+
+    def test_baseline_backend_mode(self):
+        paths = fx.collective_files(self.dir)
+        lat = fx.write_all(self.dir, {"lat.json": fx.document(
+            "latency", "mpi", [fx.latency_record(8, 1.0)])})
+        comps = self.compare("--baseline-backend", "mpi", "--metric", "latency,busbw",
+                             *paths.values(), *lat.values())
+        pairs = sorted((c["benchmark"], c["candidate"]["backend"], c["candidate"]["algo"],
+                        c.get("metric")) for c in comps)
+        self.assertEqual(pairs, [
+            ("allreduce", "engine", "recursive_doubling", "busbw"),
+            ("allreduce", "engine", "recursive_doubling", "latency"),
+            ("allreduce", "engine", "ring", "busbw"),
+            ("allreduce", "engine", "ring", "latency"),
+            ("allreduce", "nccl", "", "busbw"),
+            ("allreduce", "nccl", "", "latency")])
+        ring = next(c for c in comps if c["candidate"]["algo"] == "ring"
+                    and c["metric"] == "latency")
+        self.assertEqual(ring["baseline"]["backend"], "mpi")
+        first = ring["rows"][0]  # 4 B: (3 + 4/6e3) / (2 + 4/5e3)
+        self.assertAlmostEqual(first["ratio"], (3 + 4 / 6e3) / (2 + 4 / 5e3), places=12)
+        self.assertTrue(first["slower"])
+        with open(self.path("out.md")) as f:
+            md = f.read()
+        self.assertIn("engine/ring (collbench engine 0.1.0) @ node1", md)
+
+    def test_default_metric_follows_the_baseline(self):
+        paths = fx.collective_files(self.dir)
+        comps = self.compare(paths["allreduce.mpi.json"], paths["allreduce.engine.json"])
+        self.assertEqual([(c["candidate"]["algo"], c["metric"]) for c in comps],
+                         [("ring", "latency"), ("recursive_doubling", "latency")])
+        comps = self.compare(paths["allreduce.mpi.json"], paths["iallreduce.mpi.json"])
+        self.assertEqual(comps[0]["metric"], "latency")  # pure_comm_us for non-blocking
+
+    def test_bad_input_is_one_line_and_exit_2(self):
+        good = fx.write_all(self.dir, {"ok.json": fx.document(
+            "latency", "mpi", [fx.latency_record(8, 1.0)])})["ok.json"]
+        with open(good) as f:
+            text = f.read()
+        cases = {
+            "truncated.json": (text[: len(text) // 2], "not valid JSON"),
+            "empty.json": ("", "empty file"),
+            "list.json": ("[1, 2]", "not an object"),
+            "schema.json": (json.dumps({"schema": "other/1", "results": []}), "schema is"),
+            "noresults.json": (json.dumps({**json.loads(text), "results": []}), "no results"),
+            "nobytes.json": (json.dumps({**json.loads(text), "results": [{"x": 1}]}),
+                             "no numeric 'bytes'"),
+        }
+        for name, (content, why) in cases.items():
+            with open(self.path(name), "w") as f:
+                f.write(content)
+            for script, extra in (("compare.py", []), ("plot.py", ["-o", self.dir])):
+                p = fx.run_script(script, [good, self.path(name), *extra])
+                self.assertEqual(p.returncode, 2, f"{script} {name}: {p.stderr}")
+                lines = p.stderr.strip().splitlines()
+                self.assertEqual(len(lines), 1, f"{script} {name}: {p.stderr}")
+                self.assertIn(name, lines[0])
+                self.assertIn(why, lines[0])
+                self.assertNotIn("Traceback", p.stderr)
+        p = fx.run_script("compare.py", [good, self.path("missing.json")])
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("missing.json: cannot read: No such file", p.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
