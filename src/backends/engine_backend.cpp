@@ -16,13 +16,24 @@ namespace {
 
 constexpr Coll kColls[] = {Coll::Allreduce, Coll::Bcast, Coll::Alltoall};
 
+// Takes the operation's tag and number (the same on every rank), then builds its schedule.
+int build_schedule(engine::Schedule& s, const engine::Algorithm& algo, const CollArgs& args,
+                   const engine::Group& group, engine::Comm& comm) {
+  const int tag = comm.next_tag();
+  s.set_op(comm.operations());
+  s.set_group(&group);
+  algo.build(s, args, group);
+  s.set_group(nullptr);
+  return tag;
+}
+
 // A non-blocking collective: its own schedule, advanced by test() and wait().
 class EngineRequest final : public Request {
  public:
   EngineRequest(const engine::Algorithm& algo, const CollArgs& args, const engine::Group& group,
                 engine::Comm& comm, engine::Executor& exec)
-      : exec_(sched_, comm, exec, comm.next_tag()), wait_(comm.wait_mode()) {
-    algo.build(sched_, args, group);
+      : exec_(sched_, comm, exec, build_schedule(sched_, algo, args, group, comm)),
+        wait_(comm.wait_mode()) {
     exec_.test();  // start the first round at once (small messages may finish here)
   }
   ~EngineRequest() override { wait(); }  // never leave posted receives behind
@@ -75,7 +86,7 @@ std::string env_algo(Coll coll) {
 
 EngineBackend::EngineBackend(const Control& ctl, bool progress_thread)
     : comm_(MPI_COMM_WORLD, ctl.wait_mode()),
-      world_(comm_.rank(), comm_.size()),
+      world_(comm_.rank(), comm_.size(), &comm_, comm_.node_count() == 1 ? comm_.shm() : nullptr),
       table_(engine::TuningTable::load_default()) {
   if (progress_thread) {
     int level = 0;
@@ -209,8 +220,8 @@ void EngineBackend::run(const CollArgs& a) {
   const engine::Algorithm* algo = choose(a, &why);
   if (!algo) throw UsageError(why);
   blocking_.reset();
-  algo->build(blocking_, a, world_);
-  engine::Execution exec(blocking_, comm_, host_, comm_.next_tag());
+  const int tag = build_schedule(blocking_, *algo, a, world_, comm_);
+  engine::Execution exec(blocking_, comm_, host_, tag);
   engine::wait_until([&] { return exec.test(); }, comm_.wait_mode());
 }
 
@@ -220,9 +231,8 @@ std::unique_ptr<Request> EngineBackend::start(const CollArgs& a) {
   if (!algo) throw UsageError(why);
   if (progress_) {
     auto task = std::make_shared<engine::Task>();
-    algo->build(task->schedule, a, world_);
-    task->execution =
-        std::make_unique<engine::Execution>(task->schedule, comm_, host_, comm_.next_tag());
+    const int tag = build_schedule(task->schedule, *algo, a, world_, comm_);
+    task->execution = std::make_unique<engine::Execution>(task->schedule, comm_, host_, tag);
     progress_->submit(task);
     return std::make_unique<ThreadedRequest>(std::move(task), comm_.wait_mode());
   }

@@ -5,6 +5,7 @@
 #include <numeric>
 
 #include "harness/coll_base.hpp"
+#include "harness/fault.hpp"
 #include "harness/timer.hpp"
 
 namespace cb {
@@ -29,7 +30,10 @@ class CollectiveRunner final : public CollectiveRunnerBase {
       ctl.barrier();
     }
     std::vector<double> samples(static_cast<size_t>(iters));
+    const bool die =
+        injected_fault() == Fault::Die && sizes_done_++ == 1 && ctl.rank() == ctl.size() - 1;
     for (int i = 0; i < iters; ++i) {
+      if (die && i == iters / 2) die_now();  // mid-loop: the others are inside the collective
       a.root = args_for(point, i).root;
       const double t0 = now_s();
       rc_.be.run(a);
@@ -70,6 +74,9 @@ class CollectiveRunner final : public CollectiveRunnerBase {
     add_algorithm_cell(a, out.cells);
     return out;
   }
+
+ private:
+  int sizes_done_ = 0;
 };
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -16,6 +17,7 @@ Fault injected_fault() {
     const std::string v = env ? env : "";
     if (v == "corrupt") return Fault::Corrupt;
     if (v == "hang") return Fault::Hang;
+    if (v == "die") return Fault::Die;
     if (!v.empty()) std::fprintf(stderr, "collbench: ignoring unknown CB_TEST_FAULT '%s'\n", env);
     return Fault::None;
   }();
@@ -27,6 +29,11 @@ void corrupt_first_byte(const Buf& buf) {
   auto first = read_buffer(buf.slice(0, 1));
   first[0] = ~first[0];
   write_buffer(buf.slice(0, 1), first);
+}
+
+void die_now() {
+  raise(SIGKILL);
+  std::_Exit(137);
 }
 
 void hang_forever() {

@@ -3,6 +3,8 @@
 //   corrupt  flip one received byte after timing: validation must report it (exit 1)
 //   hang     the last rank stops at the second size: --time-limit must fire (exit 4)
 //            and the JSON must keep the first size
+//   die      the last rank kills itself (SIGKILL) inside the timed loop of the second
+//            size of a blocking collective: the others must fail with a clear error
 #pragma once
 
 #include <cstdint>
@@ -11,10 +13,11 @@
 
 namespace cb {
 
-enum class Fault : uint8_t { None, Corrupt, Hang };
+enum class Fault : uint8_t { None, Corrupt, Hang, Die };
 
 Fault injected_fault();                   // read once from CB_TEST_FAULT
 void hang_forever();                      // sleeps, never returns
+[[noreturn]] void die_now();              // SIGKILL to this process
 void corrupt_first_byte(const Buf& buf);  // no-op on an empty buffer
 
 }  // namespace cb

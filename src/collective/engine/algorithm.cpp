@@ -7,15 +7,21 @@
 namespace cb::engine {
 
 std::span<const Algorithm* const> all_algorithms() {
-  static constexpr std::array<const Algorithm*, 9> kAll = {&kAllreduceRecursiveDoubling,
-                                                           &kAllreduceRabenseifner,
-                                                           &kAllreduceRing,
-                                                           &kBcastBinomial,
-                                                           &kBcastScatterAllgather,
-                                                           &kBcastChain,
-                                                           &kAlltoallPairwise,
-                                                           &kAlltoallBruck,
-                                                           &kAlltoallLinear};
+  static constexpr std::array<const Algorithm*, 15> kAll = {&kAllreduceRecursiveDoubling,
+                                                            &kAllreduceRabenseifner,
+                                                            &kAllreduceRing,
+                                                            &kAllreduceShmFlat,
+                                                            &kAllreduceShm,
+                                                            &kAllreduceHierarchical,
+                                                            &kBcastBinomial,
+                                                            &kBcastScatterAllgather,
+                                                            &kBcastChain,
+                                                            &kBcastShm,
+                                                            &kBcastHierarchical,
+                                                            &kAlltoallPairwise,
+                                                            &kAlltoallBruck,
+                                                            &kAlltoallLinear,
+                                                            &kAlltoallShm};
   return kAll;
 }
 

@@ -58,7 +58,7 @@ Comm::Comm(MPI_Comm parent, WaitMode wait) : wait_(wait) {
   try {
     shm_ = std::make_unique<NodeShm>(node, node_members(node_of(rank_)),
                                      env_bytes("CB_SHM_HEAP_BYTES", size_t{4} << 30),
-                                     env_bytes("CB_SHM_STAGING_BYTES", size_t{4} << 20));
+                                     env_bytes("CB_SHM_STAGING_BYTES", size_t{16} << 20));
     shm_transport_ = std::make_unique<ShmTransport>(*shm_);
     shm_status_ = "on";
   } catch (const RuntimeError& e) {

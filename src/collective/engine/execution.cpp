@@ -12,6 +12,10 @@ bool Execution::test() {
         comm_.transport(s.peer).post(s, tag_);
         continue;
       }
+      if (s.kind == StepKind::Poll) {
+        if (!s.poll->advance()) return false;  // waiting on peers: resume here next time
+        continue;
+      }
       if (!s.started) {
         s.started = true;
         if (exec_.start(s)) continue;
@@ -19,7 +23,9 @@ bool Execution::test() {
       if (!exec_.test(s)) return false;  // asynchronous local work still running
     }
     for (Step& s : steps) {
-      if (s.done || s.kind == StepKind::Reduce || s.kind == StepKind::Copy) continue;
+      if (s.done || s.kind == StepKind::Reduce || s.kind == StepKind::Copy ||
+          s.kind == StepKind::Poll)
+        continue;
       if (!comm_.transport(s.peer).test(s)) return false;
       s.done = true;
     }

@@ -7,11 +7,14 @@
 
 namespace cb::engine {
 
+class Comm;
 class NodeShm;
 
 class Group {
  public:
-  Group(int rank, int size) : rank_(rank), size_(size) {}
+  // The whole communicator; `shm` when every rank is on this node.
+  Group(int rank, int size, const Comm* comm = nullptr, NodeShm* shm = nullptr)
+      : rank_(rank), size_(size), comm_(comm), shm_(shm) {}
   // `members[i]` is the communicator rank of group rank i.
   Group(int rank, std::vector<int> members, NodeShm* shm = nullptr)
       : rank_(rank),
@@ -24,11 +27,13 @@ class Group {
   int global(int r) const { return members_.empty() ? r : members_[static_cast<size_t>(r)]; }
   // The node's shared memory when every member is on this node (else null).
   NodeShm* shm() const { return shm_; }
-  void set_shm(NodeShm* shm) { shm_ = shm; }
+  // The communicator's topology (nodes, leaders) for the whole-communicator group.
+  const Comm* comm() const { return comm_; }
 
  private:
   int rank_, size_;
   std::vector<int> members_;  // empty: the identity
+  const Comm* comm_ = nullptr;
   NodeShm* shm_ = nullptr;
 };
 

@@ -33,6 +33,11 @@ void Schedule::copy(void* dst, const void* src, size_t bytes) {
   if (bytes && dst != src) add({.kind = StepKind::Copy, .dst = dst, .src = src, .bytes = bytes});
 }
 
+void Schedule::poll(std::unique_ptr<Pollable> work) {
+  add({.kind = StepKind::Poll, .poll = work.get()});
+  polls_.push_back(std::move(work));
+}
+
 void Schedule::end_round() {
   const size_t start = round_ends_.empty() ? 0 : round_ends_.back();
   if (steps_.size() > start) round_ends_.push_back(steps_.size());
@@ -67,6 +72,7 @@ std::byte* Schedule::scratch(size_t bytes) {
 void Schedule::reset() {
   group_ = nullptr;
   steps_.clear();
+  polls_.clear();
   round_ends_.clear();
   block_ = 0;
   used_ = 0;

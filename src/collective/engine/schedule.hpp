@@ -20,7 +20,15 @@
 
 namespace cb::engine {
 
-enum class StepKind : uint8_t { Send, Recv, Reduce, Copy };
+enum class StepKind : uint8_t { Send, Recv, Reduce, Copy, Poll };
+
+// Local work that waits on peers through shared memory: a resumable state machine that
+// advance() moves as far as it can without blocking; true once finished.
+class Pollable {
+ public:
+  virtual ~Pollable() = default;
+  virtual bool advance() = 0;
+};
 
 struct Step {
   StepKind kind;
@@ -29,6 +37,7 @@ struct Step {
   const void* src = nullptr;  // Send source; Reduce input; Copy source
   size_t bytes = 0;           // Send, Recv, Copy
   size_t count = 0;           // Reduce: elements
+  Pollable* poll = nullptr;   // Poll
   Dtype dtype = Dtype::Char;
   Op op = Op::Sum;
   // Execution state, owned by whoever started the step.
@@ -53,7 +62,13 @@ class Schedule {
   void recv(void* dst, size_t bytes, int peer);
   void reduce(void* inout, const void* in, size_t count, Dtype dt, Op op);  // inout op= in
   void copy(void* dst, const void* src, size_t bytes);
-  void end_round();  // closes the current round; no-op when it is empty
+  void poll(std::unique_ptr<Pollable> work);  // owned by the schedule
+  void end_round();                           // closes the current round; no-op when it is empty
+
+  // The operation this schedule carries out: the same number on every rank, so that
+  // shared-memory state of concurrent operations stays apart.
+  void set_op(uint64_t op) { op_ = op; }
+  uint64_t op() const { return op_; }
 
   // Memory that lives as long as the schedule (or until reset), 64-byte aligned.
   std::byte* scratch(size_t bytes);
@@ -67,6 +82,8 @@ class Schedule {
   void add(Step s);
 
   const Group* group_ = nullptr;
+  uint64_t op_ = 0;
+  std::vector<std::unique_ptr<Pollable>> polls_;
   std::vector<Step> steps_;
   std::vector<size_t> round_ends_;  // exclusive end index of each closed round
   // Scratch blocks are never moved, so pointers stay valid while the schedule grows.

@@ -131,10 +131,11 @@ Channel& NodeShm::channel(int receiver, int sender) {
   return *reinterpret_cast<Channel*>(base + static_cast<size_t>(sender) * sizeof(Channel));
 }
 
-std::byte* NodeShm::staging(int local) const {
+std::byte* NodeShm::staging(int local, uint64_t op) const {
   const size_t channels = round_up(sizeof(Header));
   return segments_[static_cast<size_t>(local)].base +
-         round_up(channels + members_.size() * sizeof(Channel));
+         round_up(channels + members_.size() * sizeof(Channel)) +
+         (op / 4 % kStagingRegions) * staging_bytes();
 }
 
 pid_t NodeShm::pid(int local) const {

@@ -47,7 +47,9 @@ struct alignas(64) OpSlot {
   Counter staged, reduced, gathered, done;
 };
 
-inline constexpr int kOpSlots = 16;
+// Slots per rank: shared-memory operations in flight at once, times their phases.
+inline constexpr int kOpSlots = 64;
+inline constexpr int kStagingRegions = kOpSlots / 4;  // operations use op * 4 + phase
 inline constexpr uint64_t progress(uint64_t op, uint64_t count) {
   return (op << 24) + count;
 }
@@ -89,9 +91,10 @@ class NodeShm {
 
   OpSlot& slot(int local, uint64_t op);
   Channel& channel(int receiver, int sender);
-  // Staging space of a local rank for pipelined collectives (staging_bytes each).
-  std::byte* staging(int local) const;
-  size_t staging_bytes() const { return staging_bytes_; }
+  // Staging space of a local rank for the pipelined collective `op`: one region per
+  // operation in flight, so concurrent collectives never share one (region_bytes each).
+  std::byte* staging(int local, uint64_t op) const;
+  size_t staging_bytes() const { return staging_bytes_ / kStagingRegions; }
 
   // Heap in this rank's segment: memory every local rank can read and write.
   void* alloc(size_t bytes);

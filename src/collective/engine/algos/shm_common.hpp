@@ -1,0 +1,26 @@
+// What the shared-memory algorithms share: whether they can run, and the input pointer.
+#pragma once
+
+#include <string>
+
+#include "collective/engine/comm.hpp"
+#include "collective/engine/group.hpp"
+#include "collective/engine/shm/shm_collectives.hpp"
+#include "harness/backend.hpp"
+
+namespace cb::engine {
+
+inline std::string needs_node_shm(const Group& g, std::string_view algo) {
+  if (g.shm() && g.size() == g.shm()->local_size()) return {};
+  std::string why = std::string(algo) + " needs every rank on one node with shared memory";
+  if (g.comm())
+    why += " (engine shared memory: " + g.comm()->shm_status() +
+           ", nodes: " + std::to_string(g.comm()->node_count()) + ")";
+  return why;
+}
+
+inline const void* input_of(const CollArgs& a) {
+  return a.in_place ? a.recv.ptr : a.send.ptr;
+}
+
+}  // namespace cb::engine
