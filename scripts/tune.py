@@ -1,15 +1,20 @@
 #!/usr/bin/env python3
 """Regenerates the engine's tuning table from measurements on this machine.
 
-For each collective it runs `cb_<coll> --backend engine --algo all` (or reads such result
-files with --from), takes per size the algorithm with the lowest median slowest-rank time
-(robust to the outliers of a shared machine), merges neighbouring sizes with the same
-winner into one rule, and writes a collbench.tuning/1 table:
+For each collective it runs `cb_<coll> --backend engine --algo all` twice, with the
+engine's shared memory on and off (CB_ENGINE_SHM=0: the MPI transport), or reads such
+result files with --from / --from-noshm; takes per size the algorithm with the lowest
+median slowest-rank time (robust to the outliers of a shared machine), merges
+neighbouring sizes with the same winner into one [min_bytes, max_bytes] rule, and writes
+a collbench.tuning/1 table whose rules are tried in order:
+
+  1. the shared-memory winners (all ranks on one node),
+  2. the hierarchical algorithms (ranks on several nodes),
+  3. the MPI-transport winners (shared memory off or unavailable),
+
+each for the measured rank count, then again for any rank count.
 
   scripts/tune.py --build build --ranks 2 --out src/collective/engine/tuning/default.json
-
-Rules are written for the measured rank count and again without a rank range, so that
-other rank counts fall back to the same choices until they are measured.
 """
 import argparse
 import datetime
@@ -20,6 +25,7 @@ import subprocess
 import sys
 
 COLLS = {"allreduce": "4:64M", "bcast": "4:64M", "alltoall": "4:4M"}
+HIERARCHICAL = {"allreduce", "bcast"}  # tried between the shared-memory and MPI tiers
 
 
 def fail(msg):
@@ -27,13 +33,14 @@ def fail(msg):
     sys.exit(2)
 
 
-def measure(build, coll, ranks, sizes, iterations, out, mpirun):
+def measure(build, coll, ranks, sizes, iterations, out, mpirun, shm):
     cmd = [mpirun, "-n", str(ranks), os.path.join(build, f"cb_{coll}"), "--backend", "engine",
            "--algo", "all", "-m", sizes, "-J", out]
     if iterations:
         cmd += ["-i", str(iterations), "-x", str(max(1, iterations // 10))]
-    print("tune.py:", " ".join(cmd), flush=True)
-    if subprocess.run(cmd, stdout=subprocess.DEVNULL).returncode != 0:
+    env = dict(os.environ, CB_ENGINE_SHM="1" if shm else "0")
+    print(f"tune.py: CB_ENGINE_SHM={env['CB_ENGINE_SHM']}", " ".join(cmd), flush=True)
+    if subprocess.run(cmd, stdout=subprocess.DEVNULL, env=env).returncode != 0:
         fail(f"{' '.join(cmd)} failed")
 
 
@@ -57,14 +64,19 @@ def winners(doc, tolerance):
 
 
 def rules_for(coll, wins, ranks):
-    rules = []
+    """[min_bytes, max_bytes] rules from the winners, for `ranks` and then for any."""
+    rules, low = [], 0
     for i, (size, algo, _) in enumerate(wins):
         last = i + 1 == len(wins)
         if last or wins[i + 1][1] != algo:
-            rules.append({"coll": coll, "mem": "host", "max_bytes": None if last else size,
-                          "algo": algo})
-    ranged = [dict(r, ranks=[ranks, ranks]) for r in rules]
-    return ranged + rules
+            rule = {"coll": coll, "mem": "host", "algo": algo}
+            if low:
+                rule["min_bytes"] = low
+            if not last:
+                rule["max_bytes"] = size
+                low = size + 1
+            rules.append(rule)
+    return [dict(r, ranks=[ranks, ranks]) for r in rules] + rules
 
 
 def main():
@@ -75,14 +87,17 @@ def main():
     ap.add_argument("--mpirun", default="mpirun")
     ap.add_argument("--tolerance", type=float, default=0.05,
                     help="keep the previous size's algorithm while within this fraction of the best")
-    ap.add_argument("--from", dest="inputs", nargs="*", help="use these --algo all results")
+    ap.add_argument("--from", dest="inputs", nargs="*", help="--algo all results, shared memory on")
+    ap.add_argument("--from-noshm", dest="noshm_inputs", nargs="*", default=[],
+                    help="--algo all results with CB_ENGINE_SHM=0")
     ap.add_argument("--workdir", default="tune-results")
     ap.add_argument("--out", required=True)
     a = ap.parse_args()
 
-    docs = {}
-    if a.inputs:
-        for path in a.inputs:
+    tiers = {"shm": {}, "noshm": {}}
+
+    def read(paths, tier):
+        for path in paths:
             try:
                 with open(path) as f:
                     doc = json.load(f)
@@ -90,24 +105,37 @@ def main():
                 fail(f"{path}: {e}")
             if not isinstance(doc, dict) or doc.get("schema") != "collbench.result/1":
                 fail(f"{path}: not a collbench result (schema collbench.result/1)")
-            docs[doc["benchmark"]["name"]] = doc
+            tiers[tier][doc["benchmark"]["name"]] = doc
+
+    if a.inputs:
+        read(a.inputs, "shm")
+        read(a.noshm_inputs, "noshm")
     else:
         os.makedirs(a.workdir, exist_ok=True)
-        for coll, sizes in COLLS.items():
-            out = os.path.join(a.workdir, f"{coll}.engine.all.json")
-            measure(a.build, coll, a.ranks, sizes, a.iterations, out, a.mpirun)
-            with open(out) as f:
-                docs[coll] = json.load(f)
+        for tier, shm in (("shm", True), ("noshm", False)):
+            paths = []
+            for coll, sizes in COLLS.items():
+                paths.append(os.path.join(a.workdir, f"{coll}.engine.{tier}.all.json"))
+                measure(a.build, coll, a.ranks, sizes, a.iterations, paths[-1], a.mpirun, shm)
+            read(paths, tier)
 
     rules, measured = [], {}
     for coll in COLLS:
-        if coll not in docs:
-            continue
-        wins = winners(docs[coll], a.tolerance)
-        if not wins:
-            fail(f"{coll}: no results with an algorithm (was it run with --algo all?)")
-        rules += rules_for(coll, wins, a.ranks)
-        measured[coll] = [{"bytes": b, "algo": al, "p50_us": round(t, 3)} for b, al, t in wins]
+        for tier in ("shm", "noshm"):
+            doc = tiers[tier].get(coll)
+            if not doc:
+                continue
+            wins = winners(doc, a.tolerance)
+            if not wins:
+                fail(f"{coll}: no results with an algorithm (was it run with --algo all?)")
+            if tier == "noshm" and coll in HIERARCHICAL:
+                rules.append({"coll": coll, "mem": "host", "algo": "hierarchical"})
+            rules += rules_for(coll, wins, a.ranks)
+            measured[f"{coll}.{tier}"] = [{"bytes": b, "algo": al, "p50_us": round(t, 3)}
+                                          for b, al, t in wins]
+    docs = tiers["shm"] or tiers["noshm"]
+    if not docs:
+        fail("no measurements")
     env = next(iter(docs.values()))["environment"]
     table = {
         "schema": "collbench.tuning/1",

@@ -163,6 +163,36 @@ TEST_F(Selection, PicksByRankRangeAndSizeAndFallsBack) {
   EXPECT_EQ(select_algorithm({}, a, comm)->coll, Coll::Allreduce);
 }
 
+TEST_F(Selection, FirstRuleInTableOrderWhoseRangeHoldsTheSizeAndWhichCanRun) {
+  using nlohmann::json;
+  const json doc = {
+      {"rules",
+       {{{"coll", "allreduce"}, {"mem", "host"}, {"algo", "hierarchical"}},  // cannot run
+        {{"coll", "allreduce"},
+         {"mem", "host"},
+         {"min_bytes", 100},
+         {"max_bytes", 200},
+         {"algo", "ring"}},
+        {{"coll", "allreduce"}, {"mem", "host"}, {"max_bytes", 1000}, {"algo", "rabenseifner"}},
+        {{"coll", "allreduce"}, {"mem", "host"}, {"algo", "recursive_doubling"}}}}};
+  const auto rules = TuningTable::parse(doc, "t.json").prune(Coll::Allreduce, Mem::Host, 1);
+  ASSERT_EQ(rules.size(), 4u);
+  EXPECT_EQ(rules[0].algo->name, "hierarchical");                           // table order is kept
+  CollArgs a{.coll = Coll::Allreduce, .count = 10, .dtype = Dtype::Float};  // 40 B
+  EXPECT_EQ(select_algorithm(rules, a, comm)->name, "rabenseifner");
+  a.count = 40;  // 160 B: inside [100, 200]
+  EXPECT_EQ(select_algorithm(rules, a, comm)->name, "ring");
+  a.count = 1000;  // 4000 B
+  EXPECT_EQ(select_algorithm(rules, a, comm)->name, "recursive_doubling");
+  const json bad = {{"rules",
+                     {{{"coll", "allreduce"},
+                       {"mem", "host"},
+                       {"min_bytes", 9},
+                       {"max_bytes", 8},
+                       {"algo", "ring"}}}}};
+  EXPECT_NE(parse_error(bad).find("\"min_bytes\" is larger"), std::string::npos);
+}
+
 TEST_F(Selection, EveryAlgorithmIsRegisteredOnceByName) {
   for (const Algorithm* a : all_algorithms()) {
     EXPECT_EQ(find_algorithm(a->coll, a->name), a);

@@ -17,8 +17,8 @@ namespace {
 Rule parse_rule(const nlohmann::json& j, const std::string& origin, size_t i) {
   if (!j.is_object()) bad(origin, i, "must be an object");
   for (const auto& [key, value] : j.items())
-    if (key != "coll" && key != "mem" && key != "ranks" && key != "max_bytes" && key != "algo" &&
-        key != "comment")
+    if (key != "coll" && key != "mem" && key != "ranks" && key != "min_bytes" &&
+        key != "max_bytes" && key != "algo" && key != "comment")
       bad(origin, i, "unknown field \"" + key + "\"");
   Rule r{};
   const auto text = [&](const char* key) {
@@ -43,13 +43,16 @@ Rule parse_rule(const nlohmann::json& j, const std::string& origin, size_t i) {
     r.min_ranks = rk[0].get<int>();
     r.max_ranks = rk[1].get<int>();
   }
-  r.max_bytes = SIZE_MAX;
-  if (j.contains("max_bytes") && !j["max_bytes"].is_null()) {
-    const auto& mb = j["max_bytes"];
-    if (!mb.is_number_integer() || mb.get<long long>() < 0)
-      bad(origin, i, "field \"max_bytes\" must be a byte count or null");
-    r.max_bytes = j["max_bytes"].get<size_t>();
-  }
+  const auto bytes_field = [&](const char* key, size_t fallback) {
+    if (!j.contains(key) || j[key].is_null()) return fallback;
+    const auto& v = j[key];
+    if (!v.is_number_integer() || v.get<long long>() < 0)
+      bad(origin, i, std::string("field \"") + key + "\" must be a byte count or null");
+    return v.get<size_t>();
+  };
+  r.min_bytes = bytes_field("min_bytes", 0);
+  r.max_bytes = bytes_field("max_bytes", SIZE_MAX);
+  if (r.min_bytes > r.max_bytes) bad(origin, i, "\"min_bytes\" is larger than \"max_bytes\"");
   r.algo = find_algorithm(r.coll, text("algo"));
   if (!r.algo)
     bad(origin, i,
@@ -87,8 +90,6 @@ std::vector<Rule> TuningTable::prune(Coll coll, Mem mem, int nranks) const {
   for (const Rule& r : rules_)
     if (r.coll == coll && r.mem == mem && r.min_ranks <= nranks && nranks <= r.max_ranks)
       out.push_back(r);
-  std::stable_sort(out.begin(), out.end(),
-                   [](const Rule& a, const Rule& b) { return a.max_bytes < b.max_bytes; });
   return out;
 }
 
@@ -99,6 +100,7 @@ void TuningTable::to_json(nlohmann::json& out) const {
     out["rules"].push_back({{"coll", to_string(r.coll)},
                             {"mem", to_string(r.mem)},
                             {"ranks", {r.min_ranks, r.max_ranks}},
+                            {"min_bytes", r.min_bytes},
                             {"max_bytes", r.max_bytes == SIZE_MAX ? nlohmann::json(nullptr)
                                                                   : nlohmann::json(r.max_bytes)},
                             {"algo", r.algo->name}});
@@ -107,12 +109,13 @@ void TuningTable::to_json(nlohmann::json& out) const {
 const Algorithm* select_algorithm(const std::vector<Rule>& pruned, const CollArgs& args,
                                   const Group& group) {
   const size_t bytes = args.count * dtype_size(args.dtype);
-  const auto first = std::lower_bound(pruned.begin(), pruned.end(), bytes,
-                                      [](const Rule& r, size_t b) { return r.max_bytes < b; });
-  for (auto it = first; it != pruned.end(); ++it)
-    if (!it->algo->cannot_run || it->algo->cannot_run(args, group).empty()) return it->algo;
+  const auto runs = [&](const Algorithm* a) {
+    return !a->cannot_run || a->cannot_run(args, group).empty();
+  };
+  for (const Rule& r : pruned)
+    if (r.min_bytes <= bytes && bytes <= r.max_bytes && runs(r.algo)) return r.algo;
   for (const Algorithm* a : all_algorithms())
-    if (a->coll == args.coll && (!a->cannot_run || a->cannot_run(args, group).empty())) return a;
+    if (a->coll == args.coll && runs(a)) return a;
   return nullptr;
 }
 
