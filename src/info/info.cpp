@@ -13,7 +13,10 @@
 #include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
+
 #include <string>
+#include "collective/engine/algorithm.hpp"
+#include "collective/engine/select.hpp"
 
 #include "config.hpp"
 #include "harness/control.hpp"
@@ -67,6 +70,21 @@ json nccl_info() {
 #endif
 }
 
+// The engine's algorithms and the tuning table in force (CB_TUNING_FILE or built in).
+json engine_info() {
+  json out;
+  out["algorithms"] = json::array();
+  for (const auto* a : cb::engine::all_algorithms())
+    out["algorithms"].push_back(
+        {{"coll", cb::to_string(a->coll)}, {"name", a->name}, {"summary", a->summary}});
+  try {
+    cb::engine::TuningTable::load_default().to_json(out["tuning"]);
+  } catch (const std::exception& e) {
+    out["tuning"] = {{"error", e.what()}};
+  }
+  return out;
+}
+
 json collect(const Control& ctl) {
   json info;
   info["schema"] = "collbench.info/1";
@@ -74,8 +92,7 @@ json collect(const Control& ctl) {
   info["build"] = {{"cuda_architectures", CB_HAVE_CUDA ? CB_CUDA_ARCHITECTURES : ""}};
   info["mpi"] = mpi_cuda_support();
   info["nccl"] = nccl_info();
-  // ENGINE SECTION: the engine's algorithms and tuning table go here ("engine" key and an
-  // [engine] text section) once the engine has an algorithm registry.
+  info["engine"] = engine_info();
   return info;
 }
 
@@ -205,6 +222,26 @@ void print_ranks(const json& env) {
   }
 }
 
+void print_engine(const json& engine) {
+  section("engine");
+  for (const auto& a : engine["algorithms"])
+    row(str(a, "coll") + "/" + str(a, "name"), str(a, "summary"));
+  const json& t = engine["tuning"];
+  if (t.contains("error")) {
+    row("tuning table", "error: " + str(t, "error"));
+    return;
+  }
+  row("tuning table", str(t, "origin") + ", " + std::to_string(t["rules"].size()) + " rules");
+  for (const auto& r : t["rules"]) {
+    const std::string hi = r["max_bytes"].is_null() ? "inf" : r["max_bytes"].dump();
+    const bool any = r["ranks"][0] == 1 && r["ranks"][1] >= (1 << 30);
+    const std::string ranks =
+        any ? "any ranks" : "ranks " + r["ranks"][0].dump() + ".." + r["ranks"][1].dump();
+    row("  " + str(r, "coll"),
+        r["min_bytes"].dump() + ".." + hi + " B, " + ranks + ": " + str(r, "algo"));
+  }
+}
+
 void print(const json& info) {
   const json& env = info["environment"];
   std::printf("# collbench info v%s\n", CB_VERSION);
@@ -215,6 +252,7 @@ void print(const json& info) {
   print_rdma(env["rdma"]);
   print_machine(env);
   print_ranks(env);
+  print_engine(info["engine"]);
   std::fflush(stdout);
 }
 

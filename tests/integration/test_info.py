@@ -19,6 +19,10 @@ def plain(env, args, timeout=60):
 
 
 def check_info(info, nranks):
+    engine = info["engine"]
+    check(len(engine["algorithms"]) >= 15 and engine["tuning"]["rules"], "engine section")
+    check({"allreduce", "bcast", "alltoall"} <= {a["coll"] for a in engine["algorithms"]},
+          "engine algorithms of every collective")
     check(info["schema"] == "collbench.info/1", f"schema {info.get('schema')}")
     e = info["environment"]
     for key in ("hostname", "hosts", "nranks", "mpi", "collbench", "cpu", "timer", "gpu", "rdma"):
@@ -64,6 +68,7 @@ def check_rdma(rdma, verbs):
 
 
 def check_text(out, nranks):
+    check("[engine]" in out and "tuning table" in out, "engine section printed:\n" + out)
     check(out.count("# collbench info v") == 1, "title printed once:\n" + out)
     pos = [out.find(s) for s in SECTIONS]
     check(all(p >= 0 for p in pos) and pos == sorted(pos), f"sections {SECTIONS}:\n{out}")
