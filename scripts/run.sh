@@ -8,3 +8,4 @@ bash scripts/install_deps.sh
 bash scripts/build.sh build -DCMAKE_BUILD_TYPE=Release
 out=${1:-results/$(hostname -s)-$(date -u +%Y%m%d)}
 bash scripts/sweep.sh build "$out"
+echo "main job: JSON, tables, plots and summary.md in $out"

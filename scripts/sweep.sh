@@ -1,34 +1,73 @@
 #!/usr/bin/env bash
-# The default sweep: scripts/sweep.sh BUILD_DIR OUTDIR. One JSON per benchmark and
-# backend (<bench>.<backend>.<mem>.json) plus the tables in <bench>.<backend>.<mem>.txt.
+# The default sweep: every benchmark on every backend this machine can run, side by side.
+#   scripts/sweep.sh BUILD_DIR OUTDIR [--quick]
+# Writes OUTDIR/<bench>.<backend>[-variant].host.{json,txt}, info.json (cb_info),
+# copy_bw.json (the memory-copy bound), then plots and summary.md (scripts/plots.sh).
+# --quick: small sizes and few iterations, to check the whole pipeline fast.
 set -euo pipefail
 build=$1
 out=$2
+quick=${3:-}
 mkdir -p "$out"
 mpirun=${MPIRUN:-mpirun}
+here=$(cd "$(dirname "$0")" && pwd)
 
-run() {  # run NP BENCH BACKEND [args...]
-  local np=$1 bench=$2 backend=$3
-  shift 3
-  local tag="$bench.$backend.host"
+small=()
+[ "$quick" = "--quick" ] && small=(-m 4:64K -i 20 -x 2)
+
+run() {  # run NP BENCH BACKEND TAG [args...]
+  local np=$1 bench=$2 backend=$3 tag=$4
+  shift 4
+  local name="$bench.$tag.host"
   echo "== cb_$bench --backend $backend $*"
-  if ! "$mpirun" -n "$np" "$build/cb_$bench" --backend "$backend" -J "$out/$tag.json" "$@" \
-      | tee "$out/$tag.txt"; then
-    echo "sweep: cb_$bench --backend $backend failed (see above); continuing" >&2
+  if ! "$mpirun" -n "$np" "$build/cb_$bench" --backend "$backend" -J "$out/$name.json" \
+      "${small[@]}" "$@" | tee "$out/$name.txt"; then
+    echo "sweep: cb_$bench --backend $backend $* failed (see above); continuing" >&2
   fi
 }
 
-for backend in mpi; do
-  run 2 latency "$backend" -c
-  run 2 bw "$backend" -c
-  run 2 bibw "$backend" -c
-  run 2 mbw_mr "$backend" -c
-  for coll in allreduce bcast alltoall; do run 2 "$coll" "$backend" -c; done
+"$build/cb_info" -J "$out/info.json" > "$out/info.txt"
+"$build/cb_copybw" -J "$out/copy_bw.json" | tee "$out/copy_bw.txt"
+
+backends=(mpi engine)
+if python3 -c 'import json,sys; sys.exit(0 if json.load(open(sys.argv[1]))["environment"]["gpu"].get("devices") else 1)' \
+    "$out/info.json" 2>/dev/null; then
+  backends+=(nccl)  # a usable GPU: NCCL runs on device buffers
+fi
+
+for backend in "${backends[@]}"; do
+  dev=()
+  [ "$backend" = nccl ] && dev=(-d cuda)
+  if [ "$backend" != nccl ]; then
+    for bench in latency bw bibw mbw_mr; do run 2 "$bench" "$backend" "$backend" -c; done
+  fi
+  for coll in allreduce bcast alltoall; do run 2 "$coll" "$backend" "$backend" -c "${dev[@]}"; done
   for coll in iallreduce ibcast ialltoall; do
-    run 2 "$coll" "$backend" -c -t 0
-    mv "$out/$coll.$backend.host.json" "$out/$coll-t0.$backend.host.json"
-    mv "$out/$coll.$backend.host.txt" "$out/$coll-t0.$backend.host.txt"
-    run 2 "$coll" "$backend" -c -t 10
+    run 2 "$coll" "$backend" "$backend-t0" -c -t 0 "${dev[@]}"
+    run 2 "$coll" "$backend" "$backend-t10" -c -t 10 "${dev[@]}"
   done
 done
+
+# The engine's own variants: every algorithm, plain (non-shared) buffers, progress thread.
+for coll in allreduce bcast alltoall; do run 2 "$coll" engine engine-all --algo all -c; done
+for bench in bw allreduce bcast; do run 2 "$bench" engine engine-plain --alloc plain -c; done
+for coll in iallreduce ialltoall; do run 2 "$coll" engine engine-pt-t0 --progress-thread -t 0 -c; done
+
+# DL gradient replay, where cb_replay exists.
+if [ -x "$build/cb_replay" ]; then
+  iters=(-i 10 -x 2)
+  [ "$quick" = "--quick" ] && iters=(-i 2 -x 1)
+  for backend in mpi engine; do
+    for model in resnet50 bert-base; do
+      for fusion in none horovod ddp; do
+        "$mpirun" -n 2 "$build/cb_replay" --backend "$backend" --model "$model" --fusion "$fusion" \
+          "${iters[@]}" -J "$out/replay-$model-$fusion.$backend.host.json" \
+          | tee "$out/replay-$model-$fusion.$backend.host.txt" ||
+          echo "sweep: cb_replay $backend $model $fusion failed; continuing" >&2
+      done
+    done
+  done
+fi
+
+bash "$here/plots.sh" "$out" mpi || echo "sweep: plots/summary incomplete (see above)" >&2
 echo "sweep: results in $out"

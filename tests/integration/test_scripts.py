@@ -185,3 +185,28 @@ def scripts_collective_results(env):
         svg = f.read()
     for algo in algos:
         check(f"engine/{algo} (collbench engine" in svg, f"no legend entry for {algo}")
+
+
+@case
+def main_job_quick_sweep(env):
+    """The main job's pipeline (scripts/sweep.sh --quick): every benchmark on mpi and
+    engine, cb_info, the copy bound, plots and the summary."""
+    import glob
+    import os
+    import subprocess
+    here = os.path.dirname(os.path.abspath(__file__))
+    sweep = os.path.join(here, "..", "..", "scripts", "sweep.sh")
+    out = env.path("sweep")
+    p = subprocess.run(["bash", sweep, env.bindir, out, "--quick"], capture_output=True, text=True,
+                       timeout=900, env=dict(os.environ, MPIRUN=env.mpirun))
+    check(p.returncode == 0, f"sweep failed: {p.stdout[-3000:]}\n{p.stderr[-3000:]}")
+    check("failed" not in p.stderr, "a benchmark failed during the sweep:\n" + p.stderr[-3000:])
+    for name in ("info.json", "copy_bw.json", "summary.md", "allreduce.mpi.host.json",
+                 "allreduce.engine.host.json", "allreduce.engine-all.host.json", "bw.engine-plain.host.json",
+                 "ialltoall.mpi-t10.host.json", "latency.engine.host.json"):
+        check(os.path.getsize(os.path.join(out, name)) > 0, f"{name} missing or empty")
+    for path in glob.glob(os.path.join(out, "*.host.json")):
+        doc = load_json(path)
+        check(doc["status"] == "complete", f"{path}: {doc['status']}")
+    pngs = glob.glob(os.path.join(out, "plots", "*.png"))
+    check(len(pngs) >= 10 and all(os.path.getsize(p) > 0 for p in pngs), f"plots: {pngs}")

@@ -1,0 +1,95 @@
+// cb_copybw: this machine's memory-copy bandwidth by size, with 1 thread and with one
+// thread per core: the bound that intra-node collectives are measured against (a
+// collective that must deliver S bytes into a rank's buffer cannot beat S / copy rate).
+// Plain process (no MPI); writes a collbench.result/1 document with -J.
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <thread>
+#include <vector>
+
+#include "harness/control.hpp"
+#include "harness/environment.hpp"
+#include "harness/errors.hpp"
+#include "harness/report.hpp"
+#include "harness/sizes.hpp"
+#include "harness/timer.hpp"
+
+namespace {
+
+// Best of several timed batches: GB/s of bytes copied (10^9 B/s), buffers pre-touched.
+double copy_rate(size_t bytes, int threads) {
+  std::vector<std::vector<char>> src(threads), dst(threads);
+  for (int t = 0; t < threads; ++t) {
+    src[t].assign(bytes, 1);
+    dst[t].assign(bytes, 0);
+  }
+  const size_t reps = std::max<size_t>(1, (size_t{256} << 20) / std::max<size_t>(bytes, 1) / 4);
+  double best = 0;
+  for (int trial = 0; trial < 5; ++trial) {
+    std::vector<std::thread> pool;
+    const double t0 = cb::now_s();
+    for (int t = 0; t < threads; ++t)
+      pool.emplace_back([&, t] {
+        for (size_t r = 0; r < reps; ++r) std::memcpy(dst[t].data(), src[t].data(), bytes);
+      });
+    for (auto& th : pool) th.join();
+    const double dt = cb::now_s() - t0;
+    best = std::max(best, double(bytes) * double(reps) * threads / dt / 1e9);
+  }
+  return best;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app("collbench memory-copy bandwidth (the bound for intra-node collectives)",
+               "cb_copybw");
+  std::string range = "1K:64M", json_path;
+  app.add_option("-m,--message-size", range, "[MIN:]MAX bytes");
+  app.add_option("-J,--json", json_path, "write results as JSON");
+  CLI11_PARSE(app, argc, argv);
+  cb::SizeRange sizes;
+  try {
+    sizes = cb::parse_size_range(range, {1024, 64u << 20});
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "collbench: error: %s\n", e.what());
+    return cb::kExitUsage;
+  }
+  MPI_Init(&argc, &argv);
+  int status = 0;
+  {
+    cb::Control ctl;
+    nlohmann::json doc;
+    doc["benchmark"] = {
+        {"name", "copy_bw"}, {"title", "Memory Copy Bandwidth"}, {"executable", "cb_copybw"}};
+    doc["backend"] = {{"name", "memcpy"}, {"library", "glibc memcpy"}};
+    doc["argv"] = std::vector<std::string>(argv, argv + argc);
+    cb::describe_environment(ctl, doc["environment"]);
+    const int cores = cb::cores_on_node();
+    try {
+      cb::Report report(true, json_path, doc);
+      std::printf("# collbench Memory Copy Bandwidth (GB/s = 1e9 B/s of bytes copied)\n");
+      std::printf("%-10s%20s%20s\n", "# Size", "1 thread",
+                  (std::to_string(cores) + " threads").c_str());
+      for (size_t bytes : cb::size_sweep(sizes)) {
+        const double one = copy_rate(bytes, 1), all = copy_rate(bytes, cores);
+        std::printf("%-10zu%20.2f%20.2f\n", bytes, one, all);
+        std::fflush(stdout);
+        report.add_result({{"bytes", bytes},
+                           {"copy_GBps_1_thread", one},
+                           {"copy_GBps_all_threads", all},
+                           {"threads", cores}});
+      }
+      report.finish("complete");
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "collbench: error: %s\n", e.what());
+      status = cb::kExitRuntime;
+    }
+  }
+  MPI_Finalize();
+  return status;
+}
