@@ -22,13 +22,19 @@ bool Execution::test() {
       }
       if (!exec_.test(s)) return false;  // asynchronous local work still running
     }
+    // Test every transfer of the round, not just up to the first unfinished one: a send
+    // whose ring is full completes only once this rank drains the peer's messages too.
+    bool finished = true;
     for (Step& s : steps) {
       if (s.done || s.kind == StepKind::Reduce || s.kind == StepKind::Copy ||
           s.kind == StepKind::Poll)
         continue;
-      if (!comm_.transport(s.peer).test(s)) return false;
-      s.done = true;
+      if (comm_.transport(s.peer).test(s))
+        s.done = true;
+      else
+        finished = false;
     }
+    if (!finished) return false;
     ++round_;
     started_ = 0;
   }

@@ -45,7 +45,9 @@ struct Step {
   bool done = false;     // communication completed
   MPI_Request request = MPI_REQUEST_NULL;
   int tag = 0;         // set when posted
-  uint64_t token = 0;  // transport-specific
+  uint64_t token = 0;  // transport-owned state
+  uint32_t wire = 0;   // transport-owned: how the message travels
+  size_t moved = 0;    // transport-owned: bytes moved so far
 };
 
 class Schedule {

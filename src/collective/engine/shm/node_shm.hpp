@@ -55,24 +55,30 @@ inline constexpr uint64_t progress(uint64_t op, uint64_t count) {
 }
 
 // Point-to-point messages from one local rank to another, in the receiver's segment.
+// A message is one descriptor (data in its slot, or described in place), or a train of
+// fragments through consecutive slots (a pipelined copy for private buffers).
 struct alignas(64) Descriptor {
-  std::atomic<uint64_t> seq;  // sequence number + 1 once valid
+  std::atomic<uint64_t> seq;  // ring position + 1 once valid
   int32_t tag;
-  uint32_t kind;  // Eager, Shared, Attach
-  uint64_t bytes;
-  BufferRef source;
+  uint32_t kind;                   // see ShmTransport
+  uint64_t bytes;                  // in this descriptor
+  uint64_t message;                // the sender's message number on this channel
+  uint64_t offset;                 // of this fragment in the message
+  uint64_t total;                  // message bytes
+  BufferRef source;                // in place: where the receiver copies from
   std::atomic<uint32_t> claimed;   // a receive took it
-  std::atomic<uint32_t> complete;  // data copied: the send completes
+  std::atomic<uint32_t> complete;  // data copied out: the slot can be reused
 };
 
 inline constexpr int kRingEntries = 64;
-inline constexpr size_t kEagerBytes = 8192;
+inline constexpr size_t kSlotBytes = 32768;  // one fragment
+inline constexpr size_t kEagerBytes = 8192;  // up to this, a message is one slot
 
 struct alignas(64) Channel {
   Counter head;  // descriptors posted (sender)
   Counter tail;  // descriptors retired (sender, once complete)
   Descriptor ring[kRingEntries];
-  alignas(64) std::byte eager[kRingEntries][kEagerBytes];
+  alignas(64) std::byte slots[kRingEntries][kSlotBytes];
 };
 
 class NodeShm {
