@@ -2,7 +2,11 @@
 
 #include "backends/engine_backend.hpp"
 #include "backends/mpi_backend.hpp"
+#include "config.hpp"
 #include "harness/errors.hpp"
+#if CB_HAVE_NCCL
+#include "backends/nccl_backend.hpp"
+#endif
 
 namespace cb {
 
@@ -10,8 +14,15 @@ std::unique_ptr<Backend> make_backend(const Options& opt, const Control& ctl) {
   if (opt.progress_thread && opt.backend != "engine")
     throw UsageError("--progress-thread is an engine option (--backend engine)");
   if (opt.backend == "mpi") return std::make_unique<MpiBackend>(ctl);
-  if (opt.backend == "nccl")
-    throw UsageError("--backend nccl is not implemented yet in this version of collbench");
+  if (opt.backend == "nccl") {
+#if CB_HAVE_NCCL
+    return std::make_unique<NcclBackend>(opt, ctl);
+#else
+    throw UsageError(
+        "--backend nccl: collbench was built without NCCL (COLLBENCH_NCCL=OFF, no CUDA, or "
+        "nccl.h / libnccl not found at configure time: set NCCL_ROOT)");
+#endif
+  }
   if (opt.backend == "engine") return std::make_unique<EngineBackend>(ctl, opt.progress_thread);
   throw UsageError("--backend: unknown backend '" + opt.backend + "'");
 }

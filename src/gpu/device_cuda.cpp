@@ -4,19 +4,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "gpu/cuda_check.hpp"
 #include "gpu/device.hpp"
+#include "gpu/pointer_cache.hpp"
 #include "harness/errors.hpp"
 
 namespace cb::gpu {
 namespace {
-
-std::string describe_error(cudaError_t e) {
-  return std::string(cudaGetErrorString(e)) + " (" + cudaGetErrorName(e) + ")";
-}
-
-void check(cudaError_t e, const char* what) {
-  if (e != cudaSuccess) throw RuntimeError(std::string(what) + ": " + describe_error(e));
-}
 
 std::string version_string(int v) {
   return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10);
@@ -32,9 +26,9 @@ std::string unavailable_reason() {
   int count = 0;  // cudaGetDeviceCount leaves it untouched on failure
   const cudaError_t e = cudaGetDeviceCount(&count);
   if (e == cudaErrorInsufficientDriver || e == cudaErrorNoDevice)
-    return "no usable GPU: cudaGetDeviceCount failed: " + describe_error(e) +
+    return "no usable GPU: cudaGetDeviceCount failed: " + cuda_error_string(e) +
            " (no NVIDIA driver or GPU on this machine)";
-  if (e != cudaSuccess) return "no usable GPU: cudaGetDeviceCount failed: " + describe_error(e);
+  if (e != cudaSuccess) return "no usable GPU: cudaGetDeviceCount failed: " + cuda_error_string(e);
   if (count == 0) return "no usable GPU: cudaGetDeviceCount found 0 devices";
   return {};
 }
@@ -48,30 +42,36 @@ int select_device(int local_rank) {
   const int n = device_count();
   if (n == 0) throw UsageError(unavailable_reason());
   const int dev = local_rank % n;
-  check(cudaSetDevice(dev), "cudaSetDevice");
+  cuda_check(cudaSetDevice(dev), "cudaSetDevice");
   return dev;
 }
 
 void* device_alloc(size_t bytes) {
   void* p = nullptr;
-  check(cudaMalloc(&p, bytes ? bytes : 1), "cudaMalloc");
+  const size_t size = bytes ? bytes : 1;
+  cuda_check(cudaMalloc(&p, size), "cudaMalloc");
+  int device = 0;
+  cuda_check(cudaGetDevice(&device), "cudaGetDevice");
+  pointer_cache().insert({MemoryKind::Device, device, p, size});  // known: no driver query
   return p;
 }
 
 void device_free(void* ptr) {
-  if (ptr) cudaFree(ptr);
+  if (!ptr) return;
+  pointer_cache().erase(ptr);  // before the address can be reused
+  cudaFree(ptr);
 }
 
 void copy(void* dst, const void* src, size_t bytes) {
-  if (bytes) check(cudaMemcpy(dst, src, bytes, cudaMemcpyDefault), "cudaMemcpy");
+  if (bytes) cuda_check(cudaMemcpy(dst, src, bytes, cudaMemcpyDefault), "cudaMemcpy");
 }
 
 void device_memset(void* ptr, int value, size_t bytes) {
-  if (bytes) check(cudaMemset(ptr, value, bytes), "cudaMemset");
+  if (bytes) cuda_check(cudaMemset(ptr, value, bytes), "cudaMemset");
 }
 
 void synchronize() {
-  check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+  cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
 }
 
 void describe(nlohmann::json& out) {

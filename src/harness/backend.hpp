@@ -90,6 +90,10 @@ class Backend {
   virtual std::string algorithm(const CollArgs&) const { return {}; }
   virtual std::vector<std::string> algorithms(Coll) const { return {}; }
   virtual void sync() {}  // device backends: wait for queued work
+  // The time limit expired: release whatever could hang the exit (NCCL: ncclCommAbort).
+  // Called from the watchdog thread just before the process ends, so it must be safe
+  // while the main thread is inside the backend.
+  virtual void abort() {}
 };
 
 }  // namespace cb

@@ -180,6 +180,7 @@ int bench_main(const BenchDesc& desc, int argc, char** argv) {
         } catch (...) {
         }
       }
+      rc.be.abort();  // after the report: NCCL's abort must not delay marking the JSON
     });
     status = sweep(rc, *runner, table, *report, dog);
     report->finish(status == kExitOk ? "complete" : "validation_failed");

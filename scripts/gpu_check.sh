@@ -1,0 +1,276 @@
+#!/usr/bin/env bash
+# The whole GPU run in one call, on the GPU test host (one H100/H200, CUDA 13, Python 3.12
+# with the nvidia-nccl-cu13 package; see ../shared/docs/gpu-machine.md and docs/gpu.md):
+#
+#   scripts/gpu_check.sh OUTDIR
+#
+#  1. finds nvcc, the GPU and NCCL (the Python package's copy, or NCCL_ROOT);
+#  2. sets up MPI if mpirun is missing, and CLI11 / nlohmann-json / GoogleTest / pkgconf
+#     if CMake cannot find them, from the .deb files scripts/fetch_gpu_deps.sh put in
+#     .gpu-deps/ on the development machine (unpacked into a scratch folder, never into /);
+#  3. configures (CUDA architecture 90, NCCL on) and builds in build-gpu-check/;
+#  4. runs the GPU tests: ctest -R 'gpu_|int_gpu';
+#  5. runs the sweep: reduction kernels vs device-to-device copy (cb_gpu_bench), NCCL
+#     allreduce / bcast / alltoall on one rank with device buffers, the engine and MPI with
+#     device buffers where this build supports them;
+#  6. writes every log and JSON into OUTDIR, and OUTDIR/summary.txt with one line per step
+#     and the headline numbers.
+#
+# Exit status: 0 when the build, the GPU tests and the required runs passed, 1 otherwise
+# (the sweep still runs after a failed test, so one call yields everything it can). About
+# 5 minutes on 16 cores; each step has its own time limit so that the whole stays under 10.
+#
+# Environment: NCCL_ROOT (an NCCL with include/ and lib/), GPU_CHECK_BUILD (build folder),
+# GPU_CHECK_SCRATCH (unpacked packages), GPU_CHECK_FORCE_KIT=1 (use .gpu-deps even where
+# the host has MPI and the libraries), GPU_CHECK_BUILD_LIMIT (seconds, default 300).
+set -euo pipefail
+
+if [ $# -ne 1 ] || [ "${1#-}" != "$1" ]; then
+  echo "usage: scripts/gpu_check.sh OUTDIR" >&2
+  exit 2
+fi
+mkdir -p "$1"
+out=$(cd "$1" && pwd)
+cd "$(dirname "$0")/.."
+root=$PWD
+build=${GPU_CHECK_BUILD:-$root/build-gpu-check}
+scratch=${GPU_CHECK_SCRATCH:-$root/build-gpu-check-deps}  # /build* is git-ignored
+jobs=$(nproc)
+status=0
+: >"$out/gpu_check.log"
+: >"$out/summary.txt"
+
+log() { printf '[gpu_check %3ds] %s\n' "$SECONDS" "$*" | tee -a "$out/gpu_check.log" >&2; }
+die() {
+  log "FATAL: $*"
+  printf 'FATAL    %s\n' "$*" >>"$out/summary.txt"
+  exit 1
+}
+record() {  # RESULT TEXT: one line of the summary
+  printf '%-8s %s\n' "$1" "$2" >>"$out/summary.txt"
+  log "$1 $2"
+}
+
+# step NAME REQUIRED LIMIT_S COMMAND...: runs COMMAND with its output in OUTDIR/NAME.log,
+# records PASS/FAIL/TIMEOUT; a failed required step makes the exit status 1.
+step() {
+  local name=$1 required=$2 limit=$3
+  shift 3
+  log "$name: $*"
+  local rc=0
+  timeout --kill-after=15 "$limit" "$@" >"$out/$name.log" 2>&1 || rc=$?
+  if [ "$rc" -eq 0 ]; then
+    record PASS "$name"
+    return 0
+  fi
+  local why
+  if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
+    why="TIMEOUT"
+  else
+    why="FAIL($rc)"
+  fi
+  record "$why" "$name$([ "$required" = yes ] || echo ' (optional)'): $(tail -n 1 "$out/$name.log" | cut -c1-200)"
+  if [ "$required" = yes ]; then status=1; fi
+  return 0
+}
+
+# ---- 1. Toolchain, GPU, NCCL ----
+
+nvcc=$(command -v nvcc || true)
+[ -n "$nvcc" ] || nvcc=/usr/local/cuda/bin/nvcc
+[ -x "$nvcc" ] || die "nvcc not found (PATH or /usr/local/cuda/bin)"
+command -v cmake >/dev/null || die "cmake not found"
+{
+  echo "date: $(date -Is)"
+  echo "host: $(hostname)"
+  echo "git: $(git -C "$root" rev-parse HEAD 2>/dev/null || echo unknown)"
+  "$nvcc" --version | tail -n 2
+  cmake --version | head -n 1
+  nvidia-smi --query-gpu=name,memory.total,driver_version,pci.bus_id --format=csv 2>&1 ||
+    echo "nvidia-smi failed"
+} >"$out/environment.txt" 2>&1
+gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)
+log "nvcc: $("$nvcc" --version | tail -n 1); GPUs: ${gpus:-0}"
+[ "${gpus:-0}" -gt 0 ] || record WARNING "nvidia-smi lists no GPU: the GPU tests will skip"
+
+# NCCL: NCCL_ROOT if set, else the pip package nvidia-nccl-cu13 (__path__ also works if the
+# package is a namespace package). Its header and library are looked for a few levels deep
+# in case a wheel nests them. The package ships only libnccl.so.2, without the libnccl.so
+# name the linker wants, so a small shim folder provides both names.
+nccl_dir=${NCCL_ROOT:-$(python3 -c 'import nvidia.nccl as m; print(list(m.__path__)[0])' 2>/dev/null || true)}
+[ -n "$nccl_dir" ] && [ -d "$nccl_dir" ] ||
+  die "NCCL not found: set NCCL_ROOT or install the nvidia-nccl-cu13 Python package"
+nccl_h=$(find -L "$nccl_dir" -maxdepth 4 -name nccl.h -print -quit 2>/dev/null || true)
+nccl_lib=$(find -L "$nccl_dir" -maxdepth 4 -name 'libnccl.so*' -print -quit 2>/dev/null || true)
+[ -n "$nccl_h" ] && [ -n "$nccl_lib" ] || die "no nccl.h or libnccl.so* under $nccl_dir"
+shim=$scratch/nccl
+rm -rf "$shim"
+mkdir -p "$shim/lib"
+ln -s "$(dirname "$nccl_h")" "$shim/include"
+ln -s "$(readlink -f "$nccl_lib")" "$shim/lib/libnccl.so"
+ln -s "$(readlink -f "$nccl_lib")" "$shim/lib/libnccl.so.2"
+export LD_LIBRARY_PATH=$shim/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+log "NCCL: $nccl_lib ($(grep -m1 -o 'NCCL_VERSION_CODE [0-9]*' "$nccl_h" || echo version unknown))"
+
+# ---- 2. Dependencies from .gpu-deps when the host lacks them ----
+
+kit=$scratch/kit
+unpack_kit() {
+  local debs=("$root"/.gpu-deps/*.deb)
+  [ -e "${debs[0]}" ] || die "$1 is missing and .gpu-deps/ has no .deb files: run" \
+    "scripts/fetch_gpu_deps.sh on the development machine and bring .gpu-deps/ along"
+  if [ ! -f "$kit/.unpacked" ] || ! cmp -s "$root/.gpu-deps/SHA256SUMS" "$kit/.unpacked"; then
+    log "unpacking ${#debs[@]} packages from .gpu-deps into $kit"
+    rm -rf "$kit"
+    mkdir -p "$kit"
+    local tmp member
+    tmp=$(mktemp -d)
+    for deb in "${debs[@]}"; do
+      if command -v dpkg-deb >/dev/null; then
+        dpkg-deb -x "$deb" "$kit"
+      else  # a .deb is an ar archive whose data.tar.* holds the files
+        member=$(ar t "$deb" | grep '^data\.tar')
+        (cd "$tmp" && ar x "$deb" "$member")
+        tar -xf "$tmp/$member" -C "$kit"
+        rm -f "$tmp/$member"
+      fi
+    done
+    rm -rf "$tmp"
+    cp "$root/.gpu-deps/SHA256SUMS" "$kit/.unpacked" 2>/dev/null || touch "$kit/.unpacked"
+  fi
+  export LD_LIBRARY_PATH=$kit/usr/lib/x86_64-linux-gnu:$kit/lib/x86_64-linux-gnu:$LD_LIBRARY_PATH
+}
+
+cmake_args=()
+prefix_path=()
+# Harmless for MPICH; lets Open MPI's mpirun start ranks as root, should the host have it.
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+if [ -z "${GPU_CHECK_FORCE_KIT:-}" ] && command -v mpirun >/dev/null && command -v mpicxx >/dev/null; then
+  mpirun=$(command -v mpirun)
+  log "MPI: $mpirun ($(mpirun --version 2>&1 | head -n 1))"
+else
+  unpack_kit "MPI (mpirun, mpicxx)"
+  bin=$kit/usr/bin
+  # Debian's wrappers hard-code /usr; point them at the unpacked tree.
+  for w in mpicxx.mpich mpicc.mpich; do
+    sed -i -e "s|^prefix=.*|prefix=$kit/usr|" -e "s|^exec_prefix=.*|exec_prefix=$kit/usr|" \
+      -e "s|^includedir=.*|includedir=$kit/usr/include/x86_64-linux-gnu/mpich|" \
+      -e "s|^libdir=.*|libdir=$kit/usr/lib/x86_64-linux-gnu|" "$bin/$w"
+  done
+  ln -sf mpicxx.mpich "$bin/mpicxx"
+  ln -sf mpiexec.hydra "$bin/mpirun"
+  ln -sf mpiexec.hydra "$bin/mpiexec"
+  export PATH=$bin:$PATH
+  export HYDRA_LAUNCHER=fork  # one host: start ranks directly, never through ssh
+  export MPICH_CXX=${CXX:-$(command -v g++ || command -v c++)}
+  mpirun=$bin/mpiexec.hydra
+  cmake_args+=(-DMPI_CXX_COMPILER="$bin/mpicxx.mpich" -DMPIEXEC_EXECUTABLE="$mpirun")
+  log "MPI: MPICH from .gpu-deps ($("$bin/mpicxx.mpich" -show))"
+fi
+step mpi_smoke yes 60 "$mpirun" -n 2 hostname
+[ "$status" -eq 0 ] || die "mpirun cannot start 2 processes; see $out/mpi_smoke.log"
+
+# Header libraries and GoogleTest: ask CMake itself whether it finds them.
+probe=$scratch/probe
+mkdir -p "$probe"
+cat >"$probe/CMakeLists.txt" <<'EOF'
+cmake_minimum_required(VERSION 3.25)
+project(probe LANGUAGES CXX)
+find_package(CLI11 CONFIG REQUIRED)
+find_package(nlohmann_json 3.2 REQUIRED)
+find_package(GTest REQUIRED)
+find_package(PkgConfig REQUIRED)
+EOF
+if [ -n "${GPU_CHECK_FORCE_KIT:-}" ] || ! cmake -S "$probe" -B "$probe/build" >"$out/probe.log" 2>&1; then
+  unpack_kit "CLI11, nlohmann-json, GoogleTest or pkg-config"
+  prefix_path+=("$kit/usr")
+  command -v pkg-config >/dev/null || cmake_args+=(-DPKG_CONFIG_EXECUTABLE="$kit/usr/bin/pkgconf")
+  log "CLI11 / nlohmann-json / GoogleTest / pkgconf: from .gpu-deps"
+fi
+if [ ${#prefix_path[@]} -gt 0 ]; then
+  cmake_args+=(-DCMAKE_PREFIX_PATH="$(IFS=';'; echo "${prefix_path[*]}")")
+fi
+
+# ---- 3. Configure and build ----
+
+generator=()
+command -v ninja >/dev/null && generator=(-G Ninja)
+[ -f "$build/CMakeCache.txt" ] && ! grep -q "CMAKE_GENERATOR:INTERNAL=${generator[1]:-Unix Makefiles}" \
+  "$build/CMakeCache.txt" && rm -rf "$build"
+step configure yes 180 cmake -S "$root" -B "$build" "${generator[@]}" \
+  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCOLLBENCH_BUILD_TESTS=ON \
+  -DCOLLBENCH_CUDA=ON -DCOLLBENCH_NCCL=ON -DCMAKE_CUDA_ARCHITECTURES=90 \
+  -DCMAKE_CUDA_COMPILER="$nvcc" -DNCCL_ROOT="$shim" "${cmake_args[@]}"
+[ "$status" -eq 0 ] || die "configure failed; see $out/configure.log"
+step build yes "${GPU_CHECK_BUILD_LIMIT:-300}" cmake --build "$build" -j "$jobs"
+[ "$status" -eq 0 ] || die "build failed; see $out/build.log"
+
+# ---- 4. GPU tests ----
+
+step info no 60 "$build/cb_info" -J "$out/info.json"
+step ctest yes 300 ctest --test-dir "$build" -R 'gpu_|int_gpu' --output-on-failure -j "$jobs" \
+  --output-junit "$out/ctest.xml"
+skipped=$(grep -c '\*\*\*Skipped\| Skipped ' "$out/ctest.log" || true)
+log "ctest: $(grep -E 'tests passed|tests failed' "$out/ctest.log" | tail -n 1); skipped: $skipped"
+
+# ---- 5. Sweep ----
+
+# NAME REQUIRED RANKS BENCH ARGS...: JSON into OUTDIR/NAME.json. Required runs may take
+# 3 minutes, optional ones (paths that may not exist yet, and may hang) 90 seconds.
+run() {
+  local name=$1 required=$2 ranks=$3 bench=$4 limit=90
+  shift 4
+  [ "$required" = yes ] && limit=180
+  step "$name" "$required" "$limit" "$mpirun" -n "$ranks" "$build/cb_$bench" "$@" \
+    --time-limit 60 -J "$out/$name.json"
+}
+
+step gpu_kernels yes 180 "$build/cb_gpu_bench" -J "$out/gpu_kernels.json"
+run nccl_allreduce yes 1 allreduce --backend nccl -d cuda -c
+run nccl_allreduce_bf16 no 1 allreduce --backend nccl -d cuda -c -T bfloat16
+run nccl_bcast yes 1 bcast --backend nccl -d cuda -c
+run nccl_alltoall yes 1 alltoall --backend nccl -d cuda -c
+run nccl_iallreduce no 1 iallreduce --backend nccl -d cuda -c -m 4:16M -t 8
+# Device paths that other parts of collbench may not have yet: recorded, never required.
+run engine_allreduce_2ranks no 2 allreduce --backend engine -d cuda -c -m 4:64M
+run engine_alltoall_2ranks no 2 alltoall --backend engine -d cuda -c -m 4:4M
+run mpi_allreduce_staging_2ranks no 2 allreduce --backend mpi -d cuda --staging -c -m 4:64M
+run mpi_latency_DD no 2 latency D D -c -m 0:4M
+run mpi_bw_DD no 2 bw D D -c -m 1:4M
+
+# ---- 6. Summary ----
+
+python3 - "$out" >>"$out/summary.txt" 2>>"$out/gpu_check.log" <<'EOF' || log "summary: could not read the JSON"
+import json, os, sys
+out = sys.argv[1]
+def load(name):
+    p = os.path.join(out, name + ".json")
+    return json.load(open(p)) if os.path.exists(p) else None
+k = load("gpu_kernels")
+if k:
+    dev = (k.get("gpu", {}).get("devices") or [{}])[0].get("name", "?")
+    print(f"GPU      {dev}")
+    rows = [r for r in k["results"] if r["kind"] == "reduce" and r.get("blocks_per_sm") == "auto"]
+    top = max(r["bytes"] for r in rows)
+    for r in rows:
+        if r["bytes"] == top and r["op"] == "sum" and r["dtype"] in ("float", "half", "bfloat16"):
+            ok = "meets" if r["fraction_of_copy"] >= 0.85 else "BELOW"
+            print(f"KERNEL   reduce {r['dtype']} sum {top >> 20} MiB: {r['GBps']:.0f} GB/s = "
+                  f"{100 * r['fraction_of_copy']:.1f}% of copy ({ok} the 85% target)")
+    worst = min((r for r in rows if r["bytes"] == top), key=lambda r: r["fraction_of_copy"])
+    print(f"KERNEL   slowest at {top >> 20} MiB: {worst['dtype']} {worst['op']} "
+          f"{100 * worst['fraction_of_copy']:.1f}% of copy")
+for name in ("nccl_allreduce", "nccl_bcast", "nccl_alltoall", "engine_allreduce_2ranks",
+             "mpi_allreduce_staging_2ranks"):
+    d = load(name)
+    if not d or not d.get("results"):
+        continue
+    r = d["results"][-1]
+    valid = all(x.get("validation", {}).get("passed", False) for x in d["results"])
+    print(f"RESULT   {name}: {r['bytes'] >> 20} MiB {r['latency_us']['avg']:.1f} us, "
+          f"algbw {r['algbw_GBps']:.1f} GB/s, validation {'passed' if valid else 'FAILED'}")
+EOF
+log "done in ${SECONDS}s; summary:"
+cat "$out/summary.txt" >&2
+[ "$SECONDS" -lt 600 ] || log "WARNING: took ${SECONDS}s, over the 10-minute budget"
+exit "$status"

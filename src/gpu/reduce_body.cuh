@@ -1,0 +1,247 @@
+// The reduction kernels' arithmetic and per-thread loops as __host__ __device__ code
+// (internal; included by .cu files only): reduce_kernels.cu runs them on the GPU, and
+// tests/gpu/reduce_emulation_test.cu runs the very same code on the host over simulated
+// grids, so the element semantics, the 16-bit pair conversions and the head/vector/tail
+// index arithmetic are checked against reduce_host even where no GPU exists.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+#define CB_HD __host__ __device__
+#define CB_HD_INLINE __host__ __device__ __forceinline__
+// Unrolling matters on the device only; the host compiler would warn about the pragma.
+#if defined(__CUDA_ARCH__)
+#define CB_UNROLL _Pragma("unroll")
+#else
+#define CB_UNROLL
+#endif
+
+namespace cb::gpu::kernels {
+
+inline constexpr size_t kVectorBytes = sizeof(uint4);  // 16: the widest load a thread can issue
+inline constexpr int kUnroll = 4;                      // vectors loaded before any is combined
+
+CB_HD_INLINE float bits_to_float(uint32_t v) {
+  float f;
+  memcpy(&f, &v, sizeof f);  // a register move on the device
+  return f;
+}
+
+// ---- Element formats: how a dtype is stored and the type it is combined in. ----
+
+template <typename T>
+struct Native {
+  using Storage = T;
+  CB_HD static T widen(T v) { return v; }
+  CB_HD static T narrow(T v) { return v; }
+};
+
+// 16-bit floats are combined in float and rounded back to nearest-even (cvt.rn), the same
+// as the host's float_to_half / float_to_bf16. Pairs use the packed conversions
+// (cvt.rn.f16x2.f32 / cvt.rn.bf16x2.f32 on sm_80+), which round each half alike.
+struct HalfFormat {
+  using Storage = uint16_t;
+  CB_HD static float widen(uint16_t v) { return __half2float(__ushort_as_half(v)); }
+  CB_HD static uint16_t narrow(float f) { return __half_as_ushort(__float2half_rn(f)); }
+  CB_HD static float2 widen2(uint32_t v) {
+    return __half22float2(__halves2half2(__ushort_as_half(static_cast<uint16_t>(v)),
+                                         __ushort_as_half(static_cast<uint16_t>(v >> 16))));
+  }
+  CB_HD static uint32_t narrow2(float2 f) {
+    const __half2 h = __float22half2_rn(f);
+    return static_cast<uint32_t>(__half_as_ushort(__low2half(h))) |
+           static_cast<uint32_t>(__half_as_ushort(__high2half(h))) << 16;
+  }
+};
+
+struct Bf16Format {
+  using Storage = uint16_t;
+  CB_HD static float widen(uint16_t v) { return __bfloat162float(__ushort_as_bfloat16(v)); }
+  CB_HD static uint16_t narrow(float f) { return __bfloat16_as_ushort(__float2bfloat16_rn(f)); }
+  CB_HD static float2 widen2(uint32_t v) {
+    return make_float2(bits_to_float(v << 16), bits_to_float(v & 0xFFFF0000u));
+  }
+  CB_HD static uint32_t narrow2(float2 f) {
+    const __nv_bfloat162 h = __float22bfloat162_rn(f);
+    return static_cast<uint32_t>(__bfloat16_as_ushort(__low2bfloat16(h))) |
+           static_cast<uint32_t>(__bfloat16_as_ushort(__high2bfloat16(h))) << 16;
+  }
+};
+
+// ---- Operators: arithmetic ones compute a value, selecting ones pick an operand. ----
+
+struct SumOp {
+  static constexpr bool kSelects = false;
+  template <typename T>
+  CB_HD static T combine(T a, T b) {
+    if constexpr (std::is_integral_v<T>) {
+      using U = std::make_unsigned_t<T>;  // unsigned arithmetic wraps; signed would be UB
+      return static_cast<T>(static_cast<U>(a) + static_cast<U>(b));
+    } else {
+      return a + b;
+    }
+  }
+};
+
+struct ProdOp {
+  static constexpr bool kSelects = false;
+  template <typename T>
+  CB_HD static T combine(T a, T b) {
+    if constexpr (std::is_integral_v<T>) {
+      using U = std::make_unsigned_t<T>;
+      return static_cast<T>(static_cast<U>(a) * static_cast<U>(b));
+    } else {
+      return a * b;
+    }
+  }
+};
+
+// `a != a` is the NaN test: a NaN a is kept, a NaN b wins the comparison's "else"; ties
+// (+0 vs -0 included) go to b. As reduce_host.
+struct MaxOp {
+  static constexpr bool kSelects = true;
+  template <typename T>
+  CB_HD static bool keeps_a(T a, T b) {
+    return (a > b) | (a != a);
+  }
+};
+
+struct MinOp {
+  static constexpr bool kSelects = true;
+  template <typename T>
+  CB_HD static bool keeps_a(T a, T b) {
+    return (a < b) | (a != a);
+  }
+};
+
+template <typename Fmt, typename O>
+CB_HD_INLINE typename Fmt::Storage combine(typename Fmt::Storage a, typename Fmt::Storage b) {
+  if constexpr (O::kSelects) {
+    return O::keeps_a(Fmt::widen(a), Fmt::widen(b)) ? a : b;  // bit for bit, never re-rounded
+  } else {
+    return Fmt::narrow(O::combine(Fmt::widen(a), Fmt::widen(b)));
+  }
+}
+
+// Two 16-bit elements held in one 32-bit word.
+template <typename Fmt, typename O>
+CB_HD_INLINE uint32_t combine_pair(uint32_t a, uint32_t b) {
+  if constexpr (O::kSelects) {
+    const uint32_t low = combine<Fmt, O>(static_cast<uint16_t>(a), static_cast<uint16_t>(b));
+    const uint32_t high =
+        combine<Fmt, O>(static_cast<uint16_t>(a >> 16), static_cast<uint16_t>(b >> 16));
+    return low | high << 16;
+  } else {
+    const float2 x = Fmt::widen2(a);
+    const float2 y = Fmt::widen2(b);
+    return Fmt::narrow2(make_float2(O::combine(x.x, y.x), O::combine(x.y, y.y)));
+  }
+}
+
+template <typename Fmt>
+constexpr bool kIsFloat16 = std::is_same_v<Fmt, HalfFormat> || std::is_same_v<Fmt, Bf16Format>;
+
+template <typename Fmt, typename O>
+CB_HD_INLINE uint4 combine_vector(uint4 a, uint4 b) {
+  if constexpr (kIsFloat16<Fmt>) {
+    return make_uint4(combine_pair<Fmt, O>(a.x, b.x), combine_pair<Fmt, O>(a.y, b.y),
+                      combine_pair<Fmt, O>(a.z, b.z), combine_pair<Fmt, O>(a.w, b.w));
+  } else {
+    using S = typename Fmt::Storage;
+    constexpr int kLanes = static_cast<int>(kVectorBytes / sizeof(S));
+    S x[kLanes], y[kLanes];  // register arrays: the copies compile to moves
+    memcpy(x, &a, kVectorBytes);
+    memcpy(y, &b, kVectorBytes);
+    CB_UNROLL
+    for (int i = 0; i < kLanes; ++i) x[i] = combine<Fmt, O>(x[i], y[i]);
+    uint4 r;
+    memcpy(&r, x, kVectorBytes);
+    return r;
+  }
+}
+
+// ---- Per-thread loops. dst may be exactly a and/or b: every element is read by the thread
+// that writes it, before it writes it, so no pointer is __restrict__. `thread` is the
+// global thread index and `stride` the grid's thread count. ----
+
+// How a call is split: elements [0, head) and [head + vectors * lanes, count) one at a
+// time, the vectors in between 16 bytes at a time (all three buffers aligned alike), or
+// everything byte-wise when elements are not even naturally aligned.
+struct Plan {
+  bool bytewise = false;
+  size_t head = 0;
+  size_t vectors = 0;
+};
+
+CB_HD_INLINE Plan plan_reduce(const void* dst, const void* a, const void* b, size_t count,
+                              size_t element) {
+  const auto d = reinterpret_cast<uintptr_t>(dst);
+  const auto pa = reinterpret_cast<uintptr_t>(a);
+  const auto pb = reinterpret_cast<uintptr_t>(b);
+  Plan p;
+  if ((d | pa | pb) % element != 0) {
+    p.bytewise = true;
+    return p;
+  }
+  p.head = count;  // offsets that differ within 16 bytes: all scalar
+  const size_t offset = d % kVectorBytes;
+  if (pa % kVectorBytes == offset && pb % kVectorBytes == offset) {
+    p.head = ((kVectorBytes - offset) % kVectorBytes) / element;
+    if (p.head > count) p.head = count;
+    p.vectors = (count - p.head) / (kVectorBytes / element);
+  }
+  return p;
+}
+
+template <typename Fmt, typename O>
+CB_HD_INLINE void reduce_aligned_thread(size_t thread, size_t stride, typename Fmt::Storage* dst,
+                                        const typename Fmt::Storage* a,
+                                        const typename Fmt::Storage* b, size_t head, size_t vectors,
+                                        size_t count) {
+  using S = typename Fmt::Storage;
+  constexpr size_t kLanes = kVectorBytes / sizeof(S);
+  for (size_t i = thread; i < head; i += stride) dst[i] = combine<Fmt, O>(a[i], b[i]);
+  for (size_t i = head + vectors * kLanes + thread; i < count; i += stride)
+    dst[i] = combine<Fmt, O>(a[i], b[i]);
+
+  uint4* dv = reinterpret_cast<uint4*>(dst + head);
+  const uint4* av = reinterpret_cast<const uint4*>(a + head);
+  const uint4* bv = reinterpret_cast<const uint4*>(b + head);
+  size_t v = thread;
+  for (; v + (kUnroll - 1) * stride < vectors; v += kUnroll * stride) {
+    uint4 x[kUnroll], y[kUnroll];
+    CB_UNROLL
+    for (int k = 0; k < kUnroll; ++k) {
+      x[k] = av[v + k * stride];
+      y[k] = bv[v + k * stride];
+    }
+    CB_UNROLL
+    for (int k = 0; k < kUnroll; ++k) dv[v + k * stride] = combine_vector<Fmt, O>(x[k], y[k]);
+  }
+  for (; v < vectors; v += stride) dv[v] = combine_vector<Fmt, O>(av[v], bv[v]);
+}
+
+// Elements not naturally aligned (an odd byte offset, say): the GPU faults on misaligned
+// loads, so each element is assembled byte by byte (memcpy of unknown alignment).
+template <typename Fmt, typename O>
+CB_HD_INLINE void reduce_bytewise_thread(size_t thread, size_t stride, unsigned char* dst,
+                                         const unsigned char* a, const unsigned char* b,
+                                         size_t count) {
+  using S = typename Fmt::Storage;
+  for (size_t i = thread; i < count; i += stride) {
+    S x, y;
+    memcpy(&x, a + i * sizeof(S), sizeof(S));
+    memcpy(&y, b + i * sizeof(S), sizeof(S));
+    const S r = combine<Fmt, O>(x, y);
+    memcpy(dst + i * sizeof(S), &r, sizeof(S));
+  }
+}
+
+}  // namespace cb::gpu::kernels

@@ -1,0 +1,140 @@
+// CUDA reduction kernels: dst = a op b for every dtype and op, bit-identical to
+// reduce_host (see gpu/reduce.hpp for the contract). Memory-bound, so the design is about
+// bytes in flight: 16-byte vector loads, several vectors per thread per grid-stride step,
+// a grid that fills the GPU exactly once. The arithmetic and the loops are in
+// reduce_body.cuh, shared with the host emulation test.
+#include <cuda_runtime.h>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+#include "gpu/cuda_check.hpp"
+#include "gpu/launch.hpp"
+#include "gpu/reduce.hpp"
+#include "gpu/reduce_body.cuh"
+
+namespace cb::gpu {
+namespace {
+
+using namespace kernels;  // NOLINT(google-build-using-namespace): this file is their launcher
+
+std::atomic<int> g_blocks_per_sm{0};  // 0: what the occupancy calculator says
+
+template <typename Fmt, typename O>
+__global__ void __launch_bounds__(kThreadsPerBlock)
+    reduce_aligned(typename Fmt::Storage* dst, const typename Fmt::Storage* a,
+                   const typename Fmt::Storage* b, size_t head, size_t vectors, size_t count) {
+  reduce_aligned_thread<Fmt, O>(blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x,
+                                static_cast<size_t>(gridDim.x) * blockDim.x, dst, a, b, head,
+                                vectors, count);
+}
+
+template <typename Fmt, typename O>
+__global__ void __launch_bounds__(kThreadsPerBlock)
+    reduce_bytewise(unsigned char* dst, const unsigned char* a, const unsigned char* b,
+                    size_t count) {
+  reduce_bytewise_thread<Fmt, O>(blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x,
+                                 static_cast<size_t>(gridDim.x) * blockDim.x, dst, a, b, count);
+}
+
+// ---- Host side: pick the kernel and its grid. ----
+
+struct Operands {
+  void* dst;
+  const void* a;
+  const void* b;
+  size_t count;
+  cudaStream_t stream;
+};
+
+// Blocks per multiprocessor that can be resident for kKernel (asked once per kernel),
+// unless cb_gpu_bench has overridden it.
+template <auto kKernel>
+int blocks_per_sm() {
+  const int forced = g_blocks_per_sm.load(std::memory_order_relaxed);
+  if (forced > 0) return forced;
+  static const int resident = [] {
+    int n = 0;
+    cuda_check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, kKernel, kThreadsPerBlock, 0),
+               "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
+    return n > 0 ? n : 1;
+  }();
+  return resident;
+}
+
+template <typename Fmt, typename O>
+void launch(const Operands& x) {
+  using S = typename Fmt::Storage;
+  const Plan p = plan_reduce(x.dst, x.a, x.b, x.count, sizeof(S));
+  if (p.bytewise) {
+    constexpr auto kernel = reduce_bytewise<Fmt, O>;
+    kernel<<<grid_blocks(x.count, blocks_per_sm<kernel>()), kThreadsPerBlock, 0, x.stream>>>(
+        static_cast<unsigned char*>(x.dst), static_cast<const unsigned char*>(x.a),
+        static_cast<const unsigned char*>(x.b), x.count);
+    check_launch("reduce_bytewise");
+    return;
+  }
+  constexpr auto kernel = reduce_aligned<Fmt, O>;
+  const size_t items = p.vectors ? (p.vectors + kUnroll - 1) / kUnroll : p.head;
+  kernel<<<grid_blocks(items, blocks_per_sm<kernel>()), kThreadsPerBlock, 0, x.stream>>>(
+      static_cast<S*>(x.dst), static_cast<const S*>(x.a), static_cast<const S*>(x.b), p.head,
+      p.vectors, x.count);
+  check_launch("reduce_aligned");
+}
+
+template <typename Fmt>
+void launch_op(const Operands& x, Op op) {
+  switch (op) {
+    case Op::Sum:
+      return launch<Fmt, SumOp>(x);
+    case Op::Prod:
+      return launch<Fmt, ProdOp>(x);
+    case Op::Max:
+      return launch<Fmt, MaxOp>(x);
+    case Op::Min:
+      return launch<Fmt, MinOp>(x);
+  }
+}
+
+}  // namespace
+
+void reduce(void* dst, const void* a, const void* b, size_t count, Dtype dt, Op op,
+            StreamHandle stream) {
+  if (count == 0) return;
+  const Operands x{dst, a, b, count, static_cast<cudaStream_t>(stream)};
+  switch (dt) {
+    case Dtype::Char:
+      return launch_op<Native<int8_t>>(x, op);
+    case Dtype::Int32:
+      return launch_op<Native<int32_t>>(x, op);
+    case Dtype::Int64:
+      return launch_op<Native<int64_t>>(x, op);
+    case Dtype::Float:
+      return launch_op<Native<float>>(x, op);
+    case Dtype::Double:
+      return launch_op<Native<double>>(x, op);
+    case Dtype::Half:
+      return launch_op<HalfFormat>(x, op);
+    case Dtype::BFloat16:
+      return launch_op<Bf16Format>(x, op);
+  }
+}
+
+void reduce(void* dst, const void* src, size_t count, Dtype dt, Op op, StreamHandle stream) {
+  reduce(dst, dst, src, count, dt, op, stream);
+}
+
+namespace detail {
+
+void set_reduce_blocks_per_sm(int blocks) {
+  g_blocks_per_sm.store(blocks > 0 ? blocks : 0, std::memory_order_relaxed);
+}
+
+int reduce_blocks_per_sm() {
+  return g_blocks_per_sm.load(std::memory_order_relaxed);
+}
+
+}  // namespace detail
+
+}  // namespace cb::gpu

@@ -1,0 +1,45 @@
+// -c on device buffers: fill inputs, poison outputs and count wrong elements on the GPU,
+// with exactly the values the host validation uses (collective/verify.cpp, the CollSpec
+// fill/check functions, harness/memory.cpp's byte pattern), so that a device buffer
+// never travels to the host to be checked. See verify_values.hpp for the shared formulas.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "core/types.hpp"
+#include "gpu/stream.hpp"
+
+namespace cb::gpu {
+
+// What a collective's validation data depends on: the fields of CollArgs that matter,
+// and where the caller stands.
+struct CollData {
+  Coll coll = Coll::Allreduce;  // Allreduce, Bcast or Alltoall
+  Dtype dtype = Dtype::Float;
+  Op op = Op::Sum;   // Allreduce; Bcast and Alltoall data always use Op::Max's range
+  size_t count = 0;  // elements per rank (Alltoall: per peer)
+  int root = 0;      // Bcast
+  bool in_place = false;
+  int rank = 0;
+  int nranks = 1;
+};
+
+// The buffers CollSpec::fill() writes, written on the device: this rank's input into
+// `send` (into `recv` when in place, and for Bcast, where only the root's data counts) and
+// the bitwise complement of the expected result into `recv` wherever it is an output.
+// Sizes: count elements (Allreduce, Bcast), count x nranks (Alltoall); send may be null
+// when it is not used. Enqueued on `stream`; returns at once.
+void fill_collective(const CollData& d, void* send, void* recv, StreamHandle stream);
+
+// CollSpec::check(): the number of elements of `recv` whose value differs from the
+// expected result (compared as values, as load_element() != expected). Counted on the
+// device after the work already on `stream`; waits for the count.
+size_t check_collective(const CollData& d, const void* recv, StreamHandle stream);
+
+// Point-to-point validation (harness/memory.hpp): fill_pattern(), or poison_pattern()
+// when `poison` (every byte complemented), and count_pattern_errors(), on the device.
+void fill_pattern(void* buf, size_t bytes, uint32_t seed, bool poison, StreamHandle stream);
+size_t count_pattern_errors(const void* buf, size_t bytes, uint32_t seed, StreamHandle stream);
+
+}  // namespace cb::gpu

@@ -1,0 +1,166 @@
+"""GPU and NCCL: refusals that must say why (these run everywhere), and NCCL runs with
+validation that need a GPU (these skip with the machine's reason where there is none).
+On a one-GPU host NCCL runs with one rank: NCCL refuses two ranks on one GPU."""
+import os
+import subprocess
+
+from cbtest import case, check, load_json
+
+NCCL_MISSING = "collbench was built without NCCL"
+
+
+class Machine:
+    """What this build has and which GPUs it can use, from cb_info -J (or, without cb_info,
+    from how a -d cuda run ends)."""
+
+    def __init__(self, cuda, nccl, devices, reason):
+        self.cuda, self.nccl, self.devices, self.reason = cuda, nccl, devices, reason
+
+    def skip_without_gpu(self, need=1, nccl=True):
+        """A "SKIP: ..." line when the case cannot run here, else None."""
+        if nccl and not self.nccl:
+            return f"SKIP: {NCCL_MISSING}"
+        if self.devices == 0:
+            return f"SKIP: {self.reason}"
+        if self.devices < need:
+            return (f"SKIP: needs {need} GPUs (NCCL refuses two ranks on one GPU); "
+                    f"this machine has {self.devices}")
+        return None
+
+
+def machine(env):
+    info = os.path.join(env.bindir, "cb_info")
+    if os.path.exists(info):
+        out = env.path("machine.json")
+        p = subprocess.run([info, "-J", out], capture_output=True, text=True, timeout=120)
+        if p.returncode == 0:
+            e = load_json(out)["environment"]
+            features, gpu = e["collbench"]["features"], e["gpu"]
+            devices = len(gpu.get("devices", []))
+            return Machine(features["cuda"], features["nccl"], devices,
+                           gpu.get("unavailable", "no usable GPU"))
+    r = env.run(1, "allreduce", ["-d", "cuda", "-m", "4:4", "-i", "1", "-x", "0"])
+    reason = r.err.strip().splitlines()[-1] if r.err.strip() else "no usable GPU"
+    n = env.run(1, "allreduce", ["--backend", "nccl", "-m", "4:4", "-i", "1", "-x", "0"])
+    return Machine(True, NCCL_MISSING not in n.err, 1 if r.rc == 0 else 0, reason)
+
+
+def refused(r, needle, what):
+    """Exit 2 with the reason printed once, whatever the number of ranks."""
+    check(r.rc == 2, f"{what}: must exit 2: {r}")
+    check(r.err.count(needle) == 1, f"{what}: '{needle}' must be printed once: {r}")
+
+
+@case
+def gpu_nccl_refuses_host_buffers(env):
+    m = machine(env)
+    if not m.nccl:
+        return f"SKIP: {NCCL_MISSING}"
+    for bench, args in (("allreduce", []), ("bcast", []), ("iallreduce", []), ("latency", []),
+                        ("bw", ["H", "H"])):
+        r = env.run(2, bench, ["--backend", "nccl", "-m", "4:64", *args], timeout=60)
+        refused(r, "NCCL needs device buffers", f"cb_{bench} --backend nccl on host buffers")
+    # One device side selects a GPU first: without one, that is what the run says.
+    r = env.run(2, "latency", ["--backend", "nccl", "-m", "4:64", "H", "D"], timeout=60)
+    refused(r, "NCCL needs device buffers (-d cuda, or D D for point-to-point benchmarks) on "
+               "both sides; got H D" if m.devices else "no usable GPU",
+            "cb_latency --backend nccl H D")
+
+
+@case
+def gpu_nccl_not_built_says_so(env):
+    if machine(env).nccl:
+        return "SKIP: this build has NCCL"
+    r = env.run(2, "allreduce", ["--backend", "nccl", "-m", "4:64"], timeout=60)
+    refused(r, NCCL_MISSING, "--backend nccl without NCCL")
+
+
+@case
+def gpu_device_buffers_without_gpu_exit_2_with_reason(env):
+    m = machine(env)
+    if m.devices:
+        return f"SKIP: {m.devices} GPU(s) usable here"
+    backends = ["mpi", "engine"] + (["nccl"] if m.nccl else [])
+    for backend in backends:
+        for bench, args in (("allreduce", ["-d", "cuda"]), ("alltoall", ["-d", "cuda"]),
+                            ("latency", ["D", "D"])):
+            r = env.run(2, bench, ["--backend", backend, "-m", "4:64", *args], timeout=60)
+            refused(r, "no usable GPU", f"cb_{bench} --backend {backend} {' '.join(args)}")
+            check(m.reason in r.err, f"the reason cb_info gives ({m.reason}) is the one printed: {r}")
+
+
+def nccl_one_rank(env, bench, extra, name):
+    """Runs cb_BENCH on one rank with NCCL and -c; checks the JSON."""
+    out = env.path(f"{name}.json")
+    r = env.ok(1, bench, ["--backend", "nccl", "-d", "cuda", "-c", "-i", "20", "-x", "2",
+                          *extra, "-J", out], timeout=180)
+    doc = load_json(out)
+    check(doc["status"] == "complete", f"{name}: status {doc['status']}")
+    check(doc["backend"]["name"] == "nccl" and doc["backend"]["library"].startswith("NCCL 2."),
+          f"{name}: backend {doc['backend']}")
+    check(doc["results"], f"{name}: no results")
+    for x in doc["results"]:
+        check(x["validation"]["passed"], f"{name}: validation failed at {x['bytes']} B: {x}")
+    check("Pass" in r.out, r.out)
+
+
+@case
+def gpu_nccl_allreduce_one_rank(env):
+    skip = machine(env).skip_without_gpu()
+    if skip:
+        return skip
+    for dtype, op in (("float", "sum"), ("half", "max"), ("bfloat16", "min"), ("int64", "prod"),
+                      ("char", "sum"), ("double", "sum")):
+        nccl_one_rank(env, "allreduce", ["-m", "4:4M", "-T", dtype, "--op", op],
+                      f"allreduce-{dtype}-{op}")
+    nccl_one_rank(env, "allreduce", ["-m", "4:1M", "-l"], "allreduce-in-place")
+    nccl_one_rank(env, "iallreduce", ["-m", "4:1M", "-t", "4"], "iallreduce")
+
+
+@case
+def gpu_nccl_bcast_one_rank(env):
+    skip = machine(env).skip_without_gpu()
+    if skip:
+        return skip
+    nccl_one_rank(env, "bcast", ["-m", "4:4M", "-T", "half"], "bcast")
+    nccl_one_rank(env, "ibcast", ["-m", "4:1M"], "ibcast")
+
+
+@case
+def gpu_nccl_alltoall_one_rank(env):
+    skip = machine(env).skip_without_gpu()
+    if skip:
+        return skip
+    nccl_one_rank(env, "alltoall", ["-m", "4:1M", "-T", "int32"], "alltoall")
+    nccl_one_rank(env, "ialltoall", ["-m", "4:256K"], "ialltoall")
+    r = env.run(1, "alltoall", ["--backend", "nccl", "-d", "cuda", "-l", "-m", "4:64"])
+    refused(r, "NCCL has no in-place alltoall", "in-place alltoall on NCCL")
+
+
+@case
+def gpu_nccl_two_ranks_on_one_gpu_refused(env):
+    m = machine(env)
+    skip = m.skip_without_gpu()
+    if skip:
+        return skip
+    if m.devices != 1:
+        return f"SKIP: needs exactly one GPU (this machine has {m.devices})"
+    r = env.run(2, "allreduce", ["--backend", "nccl", "-d", "cuda", "-m", "4:64"], timeout=120)
+    refused(r, "NCCL cannot run two ranks on one GPU", "two NCCL ranks on one GPU")
+
+
+@case
+def gpu_nccl_pt2pt_device_buffers(env):
+    skip = machine(env).skip_without_gpu(need=2)
+    if skip:
+        return skip
+    for bench in ("latency", "bw", "bibw"):
+        out = env.path(f"{bench}.json")
+        env.ok(2, bench, ["--backend", "nccl", "D", "D", "-c", "-m", "1:1M", "-i", "20",
+                          "-x", "2", "-J", out], timeout=180)
+        doc = load_json(out)
+        check(all(x["validation"]["passed"] for x in doc["results"]), f"{bench}: {doc['results']}")
+    # The time limit aborts the communicator rather than hanging in NCCL.
+    r = env.run(2, "bw", ["--backend", "nccl", "D", "D", "-m", "8:64", "-i", "5",
+                          "--time-limit", "2"], env={"CB_TEST_FAULT": "hang"}, timeout=120)
+    check(r.rc == 4 and "time limit of 2 s exceeded" in r.err, f"time limit with NCCL: {r}")
