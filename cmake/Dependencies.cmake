@@ -1,6 +1,25 @@
 # Every dependency comes from Debian packages or the machine's CUDA toolkit
 # (see README "Dependencies"); nothing is vendored.
 find_package(MPI REQUIRED COMPONENTS CXX)
+
+# Whether the MPI library can say if it is CUDA-aware: MPICH >= 4.0 declares
+# MPIX_Query_cuda_support in mpi.h, Open MPI in mpi-ext.h.
+include(CheckCXXSymbolExists)
+set(CMAKE_REQUIRED_LIBRARIES MPI::MPI_CXX)
+set(CMAKE_REQUIRED_QUIET ON)
+check_cxx_symbol_exists(MPIX_Query_cuda_support "mpi.h" CB_MPI_HAS_CUDA_QUERY)
+if(NOT CB_MPI_HAS_CUDA_QUERY)
+  check_cxx_symbol_exists(MPIX_Query_cuda_support "mpi.h;mpi-ext.h" CB_MPI_EXT_HAS_CUDA_QUERY)
+endif()
+unset(CMAKE_REQUIRED_LIBRARIES)
+unset(CMAKE_REQUIRED_QUIET)
+foreach(v CB_MPI_HAS_CUDA_QUERY CB_MPI_EXT_HAS_CUDA_QUERY)
+  if(${v})
+    set(${v} 1)
+  else()
+    set(${v} 0)
+  endif()
+endforeach()
 find_package(CLI11 CONFIG REQUIRED)
 find_package(nlohmann_json 3.2 REQUIRED)
 find_package(PkgConfig REQUIRED)

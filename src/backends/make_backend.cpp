@@ -11,9 +11,11 @@
 namespace cb {
 
 std::unique_ptr<Backend> make_backend(const Options& opt, const Control& ctl) {
+  if (opt.staging && opt.backend != "mpi")
+    throw UsageError("--staging applies to the mpi backend (the engine stages device buffers itself)");
   if (opt.progress_thread && opt.backend != "engine")
     throw UsageError("--progress-thread is an engine option (--backend engine)");
-  if (opt.backend == "mpi") return std::make_unique<MpiBackend>(ctl);
+  if (opt.backend == "mpi") return std::make_unique<MpiBackend>(ctl, opt.staging);
   if (opt.backend == "nccl") {
 #if CB_HAVE_NCCL
     return std::make_unique<NcclBackend>(opt, ctl);

@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "gpu/device.hpp"
 #include "harness/environment.hpp"
 #include "harness/mpi_check.hpp"
 
@@ -50,6 +51,40 @@ class MpiRequest final : public Request {
   WaitMode mode_;
 };
 
+// --staging: the operation runs on host copies; the result goes back to the device buffer
+// once it completes.
+class StagedRequest final : public Request {
+ public:
+  StagedRequest(const Buf& device_result, WaitMode mode) : result_(device_result), mode_(mode) {}
+  ~StagedRequest() override {
+    if (req_ != MPI_REQUEST_NULL) MPI_Wait(&req_, MPI_STATUS_IGNORE);
+  }
+  void start(MPI_Request req) { req_ = req; }
+  bool test() override {
+    if (copied_) return true;
+    int done = 0;
+    CB_MPI(MPI_Test(&req_, &done, MPI_STATUS_IGNORE));
+    if (done) finish();
+    return done != 0;
+  }
+  void wait() override {
+    if (copied_) return;
+    wait_request(req_, mode_);
+    finish();
+  }
+  std::vector<std::byte> in, out;
+
+ private:
+  void finish() {
+    if (result_.bytes) gpu::copy(result_.ptr, out.data(), result_.bytes);
+    copied_ = true;
+  }
+  Buf result_;
+  WaitMode mode_;
+  MPI_Request req_ = MPI_REQUEST_NULL;
+  bool copied_ = false;
+};
+
 }  // namespace
 
 MPI_Datatype mpi_datatype(Dtype dt) {
@@ -71,7 +106,8 @@ MPI_Datatype mpi_datatype(Dtype dt) {
   return MPI_DATATYPE_NULL;
 }
 
-MpiBackend::MpiBackend(const Control& ctl) : wait_(ctl.wait_mode()) {
+MpiBackend::MpiBackend(const Control& ctl, bool staging)
+    : wait_(ctl.wait_mode()), cuda_aware_(mpi_is_cuda_aware()), staging_(staging) {
   CB_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &comm_));
   MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN);
   MPI_Comm_rank(comm_, &rank_);
@@ -87,10 +123,36 @@ std::string MpiBackend::library_version() const {
 }
 
 void MpiBackend::describe(nlohmann::json& out) const {
-  out["cuda_aware"] = false;  // MPIX_Query_cuda_support is checked by the GPU path
+  describe_mpi_cuda_awareness(out);
+  out["staging"] = staging_;
 }
 
-void MpiBackend::send(const Buf& buf, int peer, int tag) {
+std::string MpiBackend::unsupported_memory(Mem mem) const {
+  if (mem == Mem::Cuda && !cuda_aware_ && !staging_)
+    return "this MPI library is not CUDA-aware (MPIX_Query_cuda_support() says so): add "
+           "--staging to copy device buffers through host memory around each call, or use "
+           "--backend engine or nccl";
+  return {};
+}
+
+namespace {
+
+// --staging: a host copy of a device buffer (`copy_in`: with its current contents).
+Buf to_host(const Buf& b, std::vector<std::byte>& store, bool copy_in) {
+  store.resize(b.bytes);
+  if (copy_in && b.bytes) gpu::copy(store.data(), b.ptr, b.bytes);
+  return {store.data(), b.bytes, Mem::Host};
+}
+
+void to_device(const Buf& b, const std::vector<std::byte>& store) {
+  if (b.bytes) gpu::copy(b.ptr, store.data(), b.bytes);
+}
+
+}  // namespace
+
+void MpiBackend::send(const Buf& dev, int peer, int tag) {
+  if (stage_.empty()) stage_.resize(1);
+  const Buf buf = staged(dev.mem) ? to_host(dev, stage_[0], true) : dev;
   const int n = as_count(buf.bytes);
   if (wait_ == WaitMode::Spin) {
     CB_MPI(MPI_Send(buf.ptr, n, MPI_BYTE, peer, tag, comm_));
@@ -101,33 +163,41 @@ void MpiBackend::send(const Buf& buf, int peer, int tag) {
   wait_request(req, wait_);
 }
 
-void MpiBackend::recv(const Buf& buf, int peer, int tag) {
+void MpiBackend::recv(const Buf& dev, int peer, int tag) {
+  if (stage_.empty()) stage_.resize(1);
+  const Buf buf = staged(dev.mem) ? to_host(dev, stage_[0], false) : dev;
   const int n = as_count(buf.bytes);
   if (wait_ == WaitMode::Spin) {
     CB_MPI(MPI_Recv(buf.ptr, n, MPI_BYTE, peer, tag, comm_, MPI_STATUS_IGNORE));
-    return;
+  } else {
+    MPI_Request req;
+    CB_MPI(MPI_Irecv(buf.ptr, n, MPI_BYTE, peer, tag, comm_, &req));
+    wait_request(req, wait_);
   }
-  MPI_Request req;
-  CB_MPI(MPI_Irecv(buf.ptr, n, MPI_BYTE, peer, tag, comm_, &req));
-  wait_request(req, wait_);
+  if (staged(dev.mem)) to_device(dev, stage_[0]);
 }
 
 void MpiBackend::batch(std::span<const P2POp> ops) {
   reqs_.resize(ops.size());
+  if (stage_.size() < ops.size()) stage_.resize(ops.size());
   for (size_t i = 0; i < ops.size(); ++i) {
     const P2POp& op = ops[i];
-    const int n = as_count(op.buf.bytes);
-    if (op.kind == P2POp::Kind::Send)
-      CB_MPI(MPI_Isend(op.buf.ptr, n, MPI_BYTE, op.peer, op.tag, comm_, &reqs_[i]));
+    const bool sending = op.kind == P2POp::Kind::Send;
+    const Buf buf = staged(op.buf.mem) ? to_host(op.buf, stage_[i], sending) : op.buf;
+    const int n = as_count(buf.bytes);
+    if (sending)
+      CB_MPI(MPI_Isend(buf.ptr, n, MPI_BYTE, op.peer, op.tag, comm_, &reqs_[i]));
     else
-      CB_MPI(MPI_Irecv(op.buf.ptr, n, MPI_BYTE, op.peer, op.tag, comm_, &reqs_[i]));
+      CB_MPI(MPI_Irecv(buf.ptr, n, MPI_BYTE, op.peer, op.tag, comm_, &reqs_[i]));
   }
   wait_all(reqs_, wait_);
+  for (size_t i = 0; i < ops.size(); ++i)
+    if (ops[i].kind == P2POp::Kind::Recv && staged(ops[i].buf.mem))
+      to_device(ops[i].buf, stage_[i]);
 }
 
 std::string MpiBackend::unsupported(const CollArgs& a) const {
-  if (a.send.mem == Mem::Cuda || a.recv.mem == Mem::Cuda)
-    return "the MPI backend cannot use device buffers: this MPI library is not CUDA-aware";
+  if (const std::string why = unsupported_memory(a.recv.mem); !why.empty()) return why;
   if (!a.algo.empty())
     return "--algo selects engine algorithms; the mpi backend calls the MPI library, which "
            "chooses its own (for MPICH see MPIR_CVAR_<COLL>_INTRA_ALGORITHM)";
@@ -176,7 +246,25 @@ MPI_Request MpiBackend::post(const CollArgs& a) {
   return req;
 }
 
+namespace {
+// The same collective on host copies of device buffers (--staging). The result buffer is
+// copied in too when it holds input (in place, bcast).
+CollArgs staged_args(const CollArgs& a, std::vector<std::byte>& in, std::vector<std::byte>& out) {
+  CollArgs h = a;
+  h.recv = to_host(a.recv, out, a.in_place || a.coll == Coll::Bcast);
+  h.send = a.in_place ? h.recv : to_host(a.send, in, true);
+  return h;
+}
+}  // namespace
+
 void MpiBackend::run(const CollArgs& a) {
+  if (!staged(a.recv.mem)) return run_host(a);
+  if (stage_.size() < 2) stage_.resize(2);
+  run_host(staged_args(a, stage_[0], stage_[1]));
+  to_device(a.recv, stage_[1]);
+}
+
+void MpiBackend::run_host(const CollArgs& a) {
   if (wait_ == WaitMode::Yield) {  // blocking MPI calls busy-poll; post and yield instead
     MPI_Request req = post(a);
     wait_request(req, wait_);
@@ -199,7 +287,10 @@ void MpiBackend::run(const CollArgs& a) {
 }
 
 std::unique_ptr<Request> MpiBackend::start(const CollArgs& a) {
-  return std::make_unique<MpiRequest>(post(a), wait_);
+  if (!staged(a.recv.mem)) return std::make_unique<MpiRequest>(post(a), wait_);
+  auto req = std::make_unique<StagedRequest>(a.recv, wait_);
+  req->start(post(staged_args(a, req->in, req->out)));
+  return req;
 }
 
 }  // namespace cb

@@ -1,6 +1,8 @@
 // --backend mpi: the MPI library collbench was built with, called the way OMB calls it
 // (blocking MPI_Send/MPI_Recv and blocking collectives), or non-blocking + yield-wait
-// when the wait mode is Yield.
+// when the wait mode is Yield. Device buffers go to MPI as they are when the library is
+// CUDA-aware; otherwise they are refused unless --staging, which copies them to host
+// memory around every call, the way a user would by hand (and is timed as part of it).
 #pragma once
 
 #include <mpi.h>
@@ -14,11 +16,11 @@ namespace cb {
 
 class MpiBackend final : public Backend {
  public:
-  explicit MpiBackend(const Control& ctl);
+  MpiBackend(const Control& ctl, bool staging);
   ~MpiBackend() override;
 
   std::string name() const override { return "mpi"; }
-  std::string title() const override { return "MPI"; }
+  std::string title() const override { return staging_ ? "MPI (host staging)" : "MPI"; }
   std::string library_version() const override;
   void describe(nlohmann::json& out) const override;
   int rank() const override { return rank_; }
@@ -29,16 +31,22 @@ class MpiBackend final : public Backend {
   void batch(std::span<const P2POp> ops) override;
 
   std::string unsupported(const CollArgs& args) const override;
+  std::string unsupported_memory(Mem mem) const override;
   void run(const CollArgs& args) override;
   std::unique_ptr<Request> start(const CollArgs& args) override;
 
  private:
   MPI_Request post(const CollArgs& args);
+  void run_host(const CollArgs& args);
+  bool staged(Mem mem) const { return mem == Mem::Cuda && !cuda_aware_; }
 
   MPI_Comm comm_ = MPI_COMM_NULL;
   WaitMode wait_;
   int rank_ = 0, size_ = 1;
   std::vector<MPI_Request> reqs_;  // reused by batch()
+  bool cuda_aware_ = false;
+  bool staging_ = false;
+  std::vector<std::vector<std::byte>> stage_;  // host copies of device buffers, reused
 };
 
 // MPI's datatype for collbench's dtype; MPI_DATATYPE_NULL where MPI has none.

@@ -81,6 +81,9 @@ class Backend {
   virtual void recv(const Buf& buf, int peer, int tag) = 0;
   virtual void batch(std::span<const P2POp> ops) = 0;
 
+  // Why point-to-point buffers of this memory kind cannot be used (empty: they can).
+  virtual std::string unsupported_memory(Mem) const { return {}; }
+
   // Collectives. unsupported() says why this backend cannot run `args` (empty: it can).
   virtual std::string unsupported(const CollArgs& args) const = 0;
   virtual void run(const CollArgs& args) = 0;

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "gpu/device.hpp"
+#include "gpu/validate.hpp"
 #include "harness/errors.hpp"
 #include "harness/fault.hpp"
 #include "harness/memory.hpp"
@@ -122,6 +124,14 @@ CollArgs CollectiveRunnerBase::args_for(const Point& point, int iteration) const
   return a;
 }
 
+void CollectiveRunnerBase::run_once(const CollArgs& a, bool nonblocking) {
+  if (nonblocking)
+    rc_.be.start(a)->wait();
+  else
+    rc_.be.run(a);
+  rc_.be.sync();
+}
+
 long long CollectiveRunnerBase::validate(const Point& point, bool nonblocking) {
   const int n = rc_.ctl.size();
   const int rank = rc_.ctl.rank();
@@ -129,6 +139,16 @@ long long CollectiveRunnerBase::validate(const Point& point, bool nonblocking) {
   long long wrong = 0;
   for (int r = 0; r < roots; ++r) {
     const CollArgs a = args_for(point, r);
+    if (a.recv.mem == Mem::Cuda) {  // fill and check on the device: no host round trip
+      const gpu::CollData d{a.coll, a.dtype, a.op, a.count, a.root, a.in_place, rank, n};
+      gpu::fill_collective(d, a.in_place ? nullptr : a.send.ptr, a.recv.ptr, nullptr);
+      gpu::synchronize();
+      rc_.ctl.barrier();
+      run_once(a, nonblocking);
+      if (injected_fault() == Fault::Corrupt) corrupt_first_byte(a.recv);
+      wrong += static_cast<long long>(gpu::check_collective(d, a.recv.ptr, nullptr));
+      continue;
+    }
     const size_t width = dtype_size(a.dtype);
     std::vector<std::byte> send(spec_.send_elements(a.count, n) * width);
     std::vector<std::byte> recv(spec_.recv_elements(a.count, n) * width);
@@ -136,11 +156,7 @@ long long CollectiveRunnerBase::validate(const Point& point, bool nonblocking) {
     if (!a.in_place && !send.empty()) write_buffer(a.send, send);
     write_buffer(a.recv, recv);
     rc_.ctl.barrier();
-    if (nonblocking)
-      rc_.be.start(a)->wait();
-    else
-      rc_.be.run(a);
-    rc_.be.sync();
+    run_once(a, nonblocking);
     if (injected_fault() == Fault::Corrupt) corrupt_first_byte(a.recv);
     wrong += static_cast<long long>(spec_.check(a, rank, n, read_buffer(a.recv).data()));
   }

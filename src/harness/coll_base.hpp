@@ -27,6 +27,7 @@ class CollectiveRunnerBase : public Runner {
   // Fresh exact inputs, one untimed operation (blocking or start + wait), every element
   // checked; wrong elements summed over ranks. Rotating roots are each checked.
   long long validate(const Point& point, bool nonblocking);
+  void run_once(const CollArgs& a, bool nonblocking);  // one untimed operation, completed
   // bytes, count, dtype, op, root, in_place, algo, iterations, warmup.
   nlohmann::json base_record(const Point& point, int iterations, int warmup) const;
   // The text column naming the backend's algorithm, if it has one for these arguments.

@@ -9,6 +9,9 @@
 #include <string>
 
 #include "config.hpp"
+#if CB_MPI_EXT_HAS_CUDA_QUERY
+#include <mpi-ext.h>
+#endif
 #include "gpu/device.hpp"
 #include "harness/rdma.hpp"
 #include "harness/timer.hpp"
@@ -66,6 +69,25 @@ std::string cpu_model() {
   return field_of("/proc/cpuinfo", "model name");
 }
 
+bool mpi_is_cuda_aware() {
+#if CB_MPI_HAS_CUDA_QUERY || CB_MPI_EXT_HAS_CUDA_QUERY
+  return MPIX_Query_cuda_support() != 0;
+#else
+  return false;
+#endif
+}
+
+void describe_mpi_cuda_awareness(nlohmann::json& out) {
+#if CB_MPI_HAS_CUDA_QUERY || CB_MPI_EXT_HAS_CUDA_QUERY
+  const int yes = MPIX_Query_cuda_support();
+  out["cuda_aware"] = yes != 0;
+  out["cuda_aware_detail"] = "MPIX_Query_cuda_support() returned " + std::to_string(yes);
+#else
+  out["cuda_aware"] = nullptr;
+  out["cuda_aware_detail"] = "unknown: the library offers no query";
+#endif
+}
+
 void describe_environment(const Control& ctl, nlohmann::json& out) {
   nlohmann::json hosts = nlohmann::json::array();
   for (const auto& [name, ranks] : ctl.hosts()) hosts.push_back({{"name", name}, {"ranks", ranks}});
@@ -83,6 +105,7 @@ void describe_environment(const Control& ctl, nlohmann::json& out) {
   out["hosts"] = hosts;
   out["mpi"] = {{"library", mpi_library_version()},
                 {"standard", std::to_string(mpi_major) + "." + std::to_string(mpi_minor)}};
+  describe_mpi_cuda_awareness(out["mpi"]);
   out["collbench"] = {{"version", CB_VERSION},
                       {"git_revision", git_revision()},
                       {"build_type", CB_BUILD_TYPE},

@@ -5,6 +5,7 @@
 #include <new>
 
 #include "gpu/device.hpp"
+#include "gpu/validate.hpp"
 #include "harness/errors.hpp"
 
 namespace cb {
@@ -78,6 +79,7 @@ void poison_pattern(const Buf& buf, uint32_t seed) {
 }
 
 size_t count_pattern_errors(const Buf& buf, uint32_t seed) {
+  if (buf.mem == Mem::Cuda) return gpu::count_pattern_errors(buf.ptr, buf.bytes, seed, nullptr);
   const auto data = read_buffer(buf);
   size_t wrong = 0;
   for (size_t i = 0; i < data.size(); ++i)

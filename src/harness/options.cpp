@@ -99,6 +99,7 @@ void to_json(nlohmann::json& j, const Options& o) {
        {"buffers", {to_string(o.side_mem[0]), to_string(o.side_mem[1])}},
        {"accelerator", to_string(o.mem)},
        {"alloc", o.plain_alloc ? "plain" : "backend"},
+       {"staging", o.staging},
        {"dtype", to_string(o.dtype)},
        {"op", to_string(o.op)},
        {"in_place", o.in_place},
@@ -145,6 +146,8 @@ ParseOutcome parse_options(const BenchDesc& desc, int argc, const char* const* a
   app.add_flag("-c,--validation", o.validate, "check every received element after timing");
   app.add_option("-d,--accelerator", accel, "buffer memory: host or cuda");
   app.add_option("--backend", o.backend, "mpi, nccl or engine");
+  app.add_flag("--staging", o.staging,
+               "mpi backend with device buffers: copy them through host memory around each call");
   std::string alloc = "backend";
   app.add_option("--alloc", alloc,
                  "buffers from the backend (engine: shared memory) or plain (page-aligned heap)");

@@ -41,7 +41,8 @@ struct Options {
 
   // collectives
   Mem mem = Mem::Host;       // -d
-  bool plain_alloc = false;  // --alloc plain: buffers from the harness, not the backend
+  bool plain_alloc = false;
+  bool staging = false;  // mpi backend: copy device buffers through host memory  // --alloc plain: buffers from the harness, not the backend
   Dtype dtype = Dtype::Float;
   Op op = Op::Sum;
   bool in_place = false;

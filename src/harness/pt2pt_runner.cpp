@@ -62,6 +62,7 @@ class Pt2ptRunner final : public Runner {
     if (ctx_.role == Role::Idle) return;
     // Senders use the first buffer letter (OMB: rank 0's side), receivers the second.
     const Mem mem = o.side_mem[ctx_.role == Role::Sender ? 0 : 1];
+    if (const std::string why = rc_.be.unsupported_memory(mem); !why.empty()) throw UsageError(why);
     send_ = rc_.alloc(o.sizes.max, mem);
     recv_ = rc_.alloc(o.sizes.max, mem);
     ack_ = rc_.alloc(1, Mem::Host);

@@ -24,9 +24,6 @@
 #include "harness/errors.hpp"
 #include "harness/rdma.hpp"
 
-#if CB_MPI_EXT_HAS_CUDA_QUERY
-#include <mpi-ext.h>
-#endif
 #if CB_HAVE_NCCL
 #include <nccl.h>
 #endif
@@ -38,13 +35,9 @@ using nlohmann::json;
 
 // {"cuda_aware": true|false|null, "cuda_aware_detail": "how we know"}
 json mpi_cuda_support() {
-#if CB_MPI_HAS_CUDA_QUERY || CB_MPI_EXT_HAS_CUDA_QUERY
-  const int yes = MPIX_Query_cuda_support();
-  return {{"cuda_aware", yes != 0},
-          {"cuda_aware_detail", "MPIX_Query_cuda_support() returned " + std::to_string(yes)}};
-#else
-  return {{"cuda_aware", nullptr}, {"cuda_aware_detail", "unknown: the library offers no query"}};
-#endif
+  json out;
+  cb::describe_mpi_cuda_awareness(out);
+  return out;
 }
 
 #if CB_HAVE_NCCL
