@@ -8,6 +8,8 @@
 #include "collective/engine/algorithm.hpp"
 #include "collective/engine/execution.hpp"
 #include "config.hpp"
+#include "gpu/device.hpp"
+#include "gpu/executor_cuda.hpp"
 #include "harness/environment.hpp"
 #include "harness/errors.hpp"
 
@@ -21,6 +23,7 @@ int build_schedule(engine::Schedule& s, const engine::Algorithm& algo, const Col
                    const engine::Group& group, engine::Comm& comm) {
   const int tag = comm.next_tag();
   s.set_op(comm.operations());
+  s.set_mem(args.recv.mem);
   s.set_group(&group);
   algo.build(s, args, group);
   s.set_group(nullptr);
@@ -138,13 +141,20 @@ void EngineBackend::free(Buf& buf) {
 }
 
 // Point to point on the engine's transport (the pt2pt benchmarks with --backend engine).
-void EngineBackend::complete(std::span<engine::Step> steps, std::span<const int> tags) {
-  for (size_t i = 0; i < steps.size(); ++i) comm_.transport(steps[i].peer).post(steps[i], tags[i]);
+engine::Executor& EngineBackend::executor(Mem mem) {
+  if (mem == Mem::Host) return host_;
+  if (!cuda_) cuda_ = gpu::make_cuda_executor();  // reductions as CUDA kernels
+  return *cuda_;
+}
+
+void EngineBackend::complete(std::span<engine::Step> steps, std::span<const int> tags, Mem mem) {
+  for (size_t i = 0; i < steps.size(); ++i)
+    comm_.transport(steps[i].peer, mem).post(steps[i], tags[i]);
   engine::wait_until(
       [&] {
         bool all = true;
         for (engine::Step& s : steps)
-          if (!s.done) all &= (s.done = comm_.transport(s.peer).test(s));
+          if (!s.done) all &= (s.done = comm_.transport(s.peer, mem).test(s));
         return all;
       },
       comm_.wait_mode());
@@ -162,12 +172,12 @@ engine::Step p2p_step(P2POp::Kind kind, const Buf& buf, int peer) {
 
 void EngineBackend::send(const Buf& buf, int peer, int tag) {
   engine::Step s = p2p_step(P2POp::Kind::Send, buf, peer);
-  complete({&s, 1}, {&tag, 1});
+  complete({&s, 1}, {&tag, 1}, buf.mem);
 }
 
 void EngineBackend::recv(const Buf& buf, int peer, int tag) {
   engine::Step s = p2p_step(P2POp::Kind::Recv, buf, peer);
-  complete({&s, 1}, {&tag, 1});
+  complete({&s, 1}, {&tag, 1}, buf.mem);
 }
 
 void EngineBackend::batch(std::span<const P2POp> ops) {
@@ -177,7 +187,8 @@ void EngineBackend::batch(std::span<const P2POp> ops) {
     steps_.push_back(p2p_step(op.kind, op.buf, op.peer));
     tags_.push_back(op.tag);
   }
-  complete(steps_, tags_);
+  // One memory kind per batch: the staging transport also checks each pointer itself.
+  complete(steps_, tags_, ops.empty() ? Mem::Host : ops.front().buf.mem);
 }
 
 const engine::Algorithm* EngineBackend::choose(const CollArgs& a, std::string* why) const {
@@ -209,8 +220,9 @@ const engine::Algorithm* EngineBackend::choose(const CollArgs& a, std::string* w
 std::string EngineBackend::unsupported(const CollArgs& a) const {
   if (a.coll != Coll::Allreduce && a.coll != Coll::Bcast && a.coll != Coll::Alltoall)
     return "the engine does not implement " + std::string(to_string(a.coll));
-  if (a.send.mem == Mem::Cuda || a.recv.mem == Mem::Cuda)
-    return "the engine's device path is not built yet: use host buffers";
+  if (a.recv.mem == Mem::Cuda) {
+    if (const std::string why = gpu::unavailable_reason(); !why.empty()) return why;
+  }
   std::string why;
   return choose(a, &why) ? std::string() : why;
 }
@@ -221,7 +233,7 @@ void EngineBackend::run(const CollArgs& a) {
   if (!algo) throw UsageError(why);
   blocking_.reset();
   const int tag = build_schedule(blocking_, *algo, a, world_, comm_);
-  engine::Execution exec(blocking_, comm_, host_, tag);
+  engine::Execution exec(blocking_, comm_, executor(a.recv.mem), tag);
   engine::wait_until([&] { return exec.test(); }, comm_.wait_mode());
 }
 
@@ -232,11 +244,12 @@ std::unique_ptr<Request> EngineBackend::start(const CollArgs& a) {
   if (progress_) {
     auto task = std::make_shared<engine::Task>();
     const int tag = build_schedule(task->schedule, *algo, a, world_, comm_);
-    task->execution = std::make_unique<engine::Execution>(task->schedule, comm_, host_, tag);
+    task->execution =
+        std::make_unique<engine::Execution>(task->schedule, comm_, executor(a.recv.mem), tag);
     progress_->submit(task);
     return std::make_unique<ThreadedRequest>(std::move(task), comm_.wait_mode());
   }
-  return std::make_unique<EngineRequest>(*algo, a, world_, comm_, host_);
+  return std::make_unique<EngineRequest>(*algo, a, world_, comm_, executor(a.recv.mem));
 }
 
 std::string EngineBackend::algorithm(const CollArgs& a) const {

@@ -44,11 +44,13 @@ class EngineBackend final : public Backend {
   // The algorithm for args: --algo, else CB_<COLL>_ALGO, else the tuning table.
   const engine::Algorithm* choose(const CollArgs& args, std::string* why) const;
   // Posts point-to-point steps (tags[i] for steps[i]) and waits for all of them.
-  void complete(std::span<engine::Step> steps, std::span<const int> tags);
+  void complete(std::span<engine::Step> steps, std::span<const int> tags, Mem mem);
+  engine::Executor& executor(Mem mem);  // host kernels, or CUDA kernels (created at first use)
 
   mutable engine::Comm comm_;
   engine::Group world_;  // every rank of comm_
   engine::HostExecutor host_;
+  std::unique_ptr<engine::Executor> cuda_;
   engine::TuningTable table_;
   std::map<std::pair<Coll, Mem>, std::vector<engine::Rule>> pruned_;
   engine::Schedule blocking_;        // reused by every blocking call: no allocation per call

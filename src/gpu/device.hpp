@@ -23,6 +23,11 @@ int select_device(int local_rank);
 void* device_alloc(size_t bytes);  // throws RuntimeError with the CUDA error string
 void device_free(void* ptr);
 void copy(void* dst, const void* src, size_t bytes);  // any direction, synchronous
+// Page-locked host memory (cudaMallocHost): copies to and from it run asynchronously.
+void* pinned_alloc(size_t bytes);
+void pinned_free(void* ptr);
+// cudaMemcpyAsync(..., cudaMemcpyDefault) on `stream` (a cudaStream_t, see stream.hpp).
+void copy_async(void* dst, const void* src, size_t bytes, void* stream);
 void device_memset(void* ptr, int value, size_t bytes);
 void synchronize();
 

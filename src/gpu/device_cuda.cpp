@@ -66,6 +66,23 @@ void copy(void* dst, const void* src, size_t bytes) {
   if (bytes) cuda_check(cudaMemcpy(dst, src, bytes, cudaMemcpyDefault), "cudaMemcpy");
 }
 
+void* pinned_alloc(size_t bytes) {
+  void* p = nullptr;
+  cuda_check(cudaMallocHost(&p, bytes ? bytes : 1), "cudaMallocHost");
+  return p;
+}
+
+void pinned_free(void* ptr) {
+  if (ptr) cudaFreeHost(ptr);
+}
+
+void copy_async(void* dst, const void* src, size_t bytes, void* stream) {
+  if (bytes)
+    cuda_check(
+        cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, static_cast<cudaStream_t>(stream)),
+        "cudaMemcpyAsync");
+}
+
 void device_memset(void* ptr, int value, size_t bytes) {
   if (bytes) cuda_check(cudaMemset(ptr, value, bytes), "cudaMemset");
 }

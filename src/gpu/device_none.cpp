@@ -36,6 +36,13 @@ void copy(void*, const void*, size_t) {
 void device_memset(void*, int, size_t) {
   refuse();
 }
+void* pinned_alloc(size_t) {
+  refuse();
+}
+void pinned_free(void*) {}
+void copy_async(void*, const void*, size_t, void*) {
+  refuse();
+}
 void synchronize() {}
 void describe(nlohmann::json& out) {
   out["unavailable"] = kWhy;

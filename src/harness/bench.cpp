@@ -181,6 +181,9 @@ int bench_main(const BenchDesc& desc, int argc, char** argv) {
         }
       }
       rc.be.abort();  // after the report: NCCL's abort must not delay marking the JSON
+      // End the whole job with this status: left to the launcher, the status of a rank it
+      // had to kill could win. (MPI_Abort from this thread: the process ends here anyway.)
+      MPI_Abort(MPI_COMM_WORLD, kExitTimeLimit);
     });
     status = sweep(rc, *runner, table, *report, dog);
     report->finish(status == kExitOk ? "complete" : "validation_failed");

@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <map>
 
+#include "collective/engine/staging_transport.hpp"
 #include "harness/mpi_check.hpp"
 
 namespace cb::engine {
@@ -68,6 +69,7 @@ Comm::Comm(MPI_Comm parent, WaitMode wait) : wait_(wait) {
 }
 
 Comm::~Comm() {
+  staging_.reset();
   shm_transport_.reset();
   shm_.reset();
   if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
@@ -84,6 +86,13 @@ std::vector<int> Comm::leaders() const {
   std::vector<int> out;
   for (int n = 0; n < node_count_; ++n) out.push_back(node_members(n).front());
   return out;
+}
+
+Transport& Comm::staging() {
+  if (!staging_)
+    staging_ =
+        std::make_unique<StagingTransport>([this](int p) -> Transport& { return transport(p); });
+  return *staging_;
 }
 
 int Comm::next_tag() {

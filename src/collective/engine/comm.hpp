@@ -41,6 +41,8 @@ class Comm {
     return shm_ && node_of(peer) == node_of(rank_) ? static_cast<Transport&>(*shm_transport_)
                                                    : mpi_;
   }
+  // For transfers of `mem` buffers: device buffers go through pinned host staging.
+  Transport& transport(int peer, Mem mem) { return mem == Mem::Cuda ? staging() : transport(peer); }
   // Tags for collectives: one per operation, taken in the same order on every rank.
   int next_tag();
   uint64_t operations() const { return seq_; }  // identifies the operation of the last tag
@@ -57,6 +59,8 @@ class Comm {
   std::unique_ptr<NodeShm> shm_;
   std::unique_ptr<ShmTransport> shm_transport_;
   std::string shm_status_;
+  std::unique_ptr<Transport> staging_;  // created at the first device transfer
+  Transport& staging();
   uint64_t seq_ = 0;
 };
 

@@ -9,7 +9,7 @@ bool Execution::test() {
     for (; started_ < steps.size(); ++started_) {
       Step& s = steps[started_];
       if (s.kind == StepKind::Send || s.kind == StepKind::Recv) {
-        comm_.transport(s.peer).post(s, tag_);
+        comm_.transport(s.peer, sched_.mem()).post(s, tag_);
         continue;
       }
       if (s.kind == StepKind::Poll) {
@@ -29,7 +29,7 @@ bool Execution::test() {
       if (s.done || s.kind == StepKind::Reduce || s.kind == StepKind::Copy ||
           s.kind == StepKind::Poll)
         continue;
-      if (comm_.transport(s.peer).test(s))
+      if (comm_.transport(s.peer, sched_.mem()).test(s))
         s.done = true;
       else
         finished = false;

@@ -1,6 +1,10 @@
 #include "collective/engine/schedule.hpp"
 
 #include <algorithm>
+#include <cstdlib>
+
+#include "gpu/device.hpp"
+#include "harness/errors.hpp"
 
 namespace cb::engine {
 
@@ -51,22 +55,28 @@ std::span<Step> Schedule::round(size_t i) {
 std::byte* Schedule::scratch(size_t bytes) {
   constexpr size_t kAlign = 64;
   bytes = (bytes + kAlign - 1) / kAlign * kAlign;
-  while (block_ < blocks_.size() && used_ + bytes > blocks_[block_].second) {
-    ++block_;
-    used_ = 0;
+  Arena& a = arenas_[static_cast<int>(mem_)];
+  while (a.block < a.blocks.size() && a.used + bytes > a.blocks[a.block].second) {
+    ++a.block;
+    a.used = 0;
   }
-  if (block_ == blocks_.size()) {
+  if (a.block == a.blocks.size()) {
     const size_t size = std::max<size_t>(bytes, 1 << 16);
-    // operator new[] for std::byte is aligned to __STDCPP_DEFAULT_NEW_ALIGNMENT__ (16);
-    // over-allocate so that every slice can start on a 64-byte boundary.
-    blocks_.emplace_back(new std::byte[size + kAlign], size);
-    used_ = 0;
+    // cudaMalloc aligns to 256 B; aligned_alloc to 64 B as asked.
+    void* p = mem_ == Mem::Cuda ? gpu::device_alloc(size) : std::aligned_alloc(kAlign, size);
+    if (!p)
+      throw RuntimeError("cannot allocate " + std::to_string(size) + " bytes of scratch memory");
+    a.blocks.emplace_back(static_cast<std::byte*>(p), size);
+    a.used = 0;
   }
-  auto* base = blocks_[block_].first.get();
-  const auto misalign = reinterpret_cast<uintptr_t>(base) % kAlign;
-  std::byte* p = base + (misalign ? kAlign - misalign : 0) + used_;
-  used_ += bytes;
+  std::byte* p = a.blocks[a.block].first + a.used;
+  a.used += bytes;
   return p;
+}
+
+Schedule::~Schedule() {
+  for (auto& [p, size] : arenas_[static_cast<int>(Mem::Host)].blocks) std::free(p);
+  for (auto& [p, size] : arenas_[static_cast<int>(Mem::Cuda)].blocks) gpu::device_free(p);
 }
 
 void Schedule::reset() {
@@ -74,8 +84,7 @@ void Schedule::reset() {
   steps_.clear();
   polls_.clear();
   round_ends_.clear();
-  block_ = 0;
-  used_ = 0;
+  for (Arena& a : arenas_) a.block = a.used = 0;
 }
 
 }  // namespace cb::engine

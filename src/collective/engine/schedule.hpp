@@ -53,6 +53,7 @@ struct Step {
 class Schedule {
  public:
   Schedule() = default;
+  ~Schedule();
   Schedule(const Schedule&) = delete;
   Schedule& operator=(const Schedule&) = delete;
 
@@ -72,7 +73,13 @@ class Schedule {
   void set_op(uint64_t op) { op_ = op; }
   uint64_t op() const { return op_; }
 
-  // Memory that lives as long as the schedule (or until reset), 64-byte aligned.
+  // Where the collective's buffers live: scratch memory is taken from the same kind, and
+  // execution routes local work and transfers accordingly.
+  void set_mem(Mem mem) { mem_ = mem; }
+  Mem mem() const { return mem_; }
+
+  // Memory that lives as long as the schedule (or until reset), 64-byte aligned, of the
+  // schedule's memory kind.
   std::byte* scratch(size_t bytes);
 
   void reset();  // empties the schedule, keeping its memory for the next build
@@ -88,9 +95,14 @@ class Schedule {
   std::vector<std::unique_ptr<Pollable>> polls_;
   std::vector<Step> steps_;
   std::vector<size_t> round_ends_;  // exclusive end index of each closed round
-  // Scratch blocks are never moved, so pointers stay valid while the schedule grows.
-  std::vector<std::pair<std::unique_ptr<std::byte[]>, size_t>> blocks_;
-  size_t block_ = 0, used_ = 0;
+  // Scratch blocks are never moved, so pointers stay valid while the schedule grows;
+  // one arena per memory kind, kept across reset().
+  struct Arena {
+    std::vector<std::pair<std::byte*, size_t>> blocks;
+    size_t block = 0, used = 0;
+  };
+  Mem mem_ = Mem::Host;
+  Arena arenas_[2];
 };
 
 }  // namespace cb::engine

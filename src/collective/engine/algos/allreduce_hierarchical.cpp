@@ -32,8 +32,8 @@ const Algorithm kAllreduceHierarchical{
     .coll = Coll::Allreduce,
     .name = "hierarchical",
     .summary = "shared-memory reduce per node, allreduce among node leaders, shared-memory bcast",
-    .cannot_run = [](const CollArgs&,
-                     const Group& g) { return needs_hierarchy(g, "hierarchical"); },
+    .cannot_run = [](const CollArgs& a,
+                     const Group& g) { return needs_hierarchy(a, g, "hierarchical"); },
     .build = build,
 };
 

@@ -20,7 +20,8 @@ const Algorithm kAllreduceShmFlat{
     .coll = Coll::Allreduce,
     .name = "shm_flat",
     .summary = "shared memory: every rank reduces all inputs read in place; small messages",
-    .cannot_run = [](const CollArgs&, const Group& g) { return needs_node_shm(g, "shm_flat"); },
+    .cannot_run = [](const CollArgs& a,
+                     const Group& g) { return needs_node_shm(a, g, "shm_flat"); },
     .build = [](Schedule& s, const CollArgs& a,
                 const Group& g) { build(s, a, g, ShmReduceMode::Flat); },
 };
@@ -29,7 +30,7 @@ const Algorithm kAllreduceShm{
     .coll = Coll::Allreduce,
     .name = "shm",
     .summary = "shared memory: reduce-scatter + gather by direct reads, pipelined in chunks",
-    .cannot_run = [](const CollArgs&, const Group& g) { return needs_node_shm(g, "shm"); },
+    .cannot_run = [](const CollArgs& a, const Group& g) { return needs_node_shm(a, g, "shm"); },
     .build = [](Schedule& s, const CollArgs& a,
                 const Group& g) { build(s, a, g, ShmReduceMode::Scatter); },
 };

@@ -30,8 +30,8 @@ const Algorithm kBcastHierarchical{
     .coll = Coll::Bcast,
     .name = "hierarchical",
     .summary = "shared memory on each node, binomial or scatter-allgather among nodes",
-    .cannot_run = [](const CollArgs&,
-                     const Group& g) { return needs_hierarchy(g, "hierarchical"); },
+    .cannot_run = [](const CollArgs& a,
+                     const Group& g) { return needs_hierarchy(a, g, "hierarchical"); },
     .build = build,
 };
 

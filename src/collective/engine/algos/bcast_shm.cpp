@@ -9,7 +9,7 @@ const Algorithm kBcastShm{
     .coll = Coll::Bcast,
     .name = "shm",
     .summary = "shared memory: every rank copies from the root's buffer directly",
-    .cannot_run = [](const CollArgs&, const Group& g) { return needs_node_shm(g, "shm"); },
+    .cannot_run = [](const CollArgs& a, const Group& g) { return needs_node_shm(a, g, "shm"); },
     .build =
         [](Schedule& s, const CollArgs& a, const Group& g) {
           s.poll(

@@ -10,7 +10,10 @@
 
 namespace cb::engine {
 
-inline std::string needs_hierarchy(const Group& g, std::string_view algo) {
+inline std::string needs_hierarchy(const CollArgs& a, const Group& g, std::string_view algo) {
+  if (a.recv.mem == Mem::Cuda)
+    return std::string(algo) +
+           " uses host shared memory inside nodes (device buffers: not implemented)";
   const Comm* c = g.comm();
   if (!c || g.size() != c->size())
     return std::string(algo) + " runs on the whole communicator only";

@@ -10,7 +10,11 @@
 
 namespace cb::engine {
 
-inline std::string needs_node_shm(const Group& g, std::string_view algo) {
+inline std::string needs_node_shm(const CollArgs& a, const Group& g, std::string_view algo) {
+  if (a.recv.mem == Mem::Cuda)
+    return std::string(algo) +
+           " reads peers' host memory; device buffers on a node would need CUDA IPC (not "
+           "implemented)";
   if (g.shm() && g.size() == g.shm()->local_size()) return {};
   std::string why = std::string(algo) + " needs every rank on one node with shared memory";
   if (g.comm())
