@@ -18,8 +18,9 @@ using namespace detail;
 using nlohmann::json;
 
 constexpr std::string_view kTopFields[] = {"schema", "name", "source", "world_size", "ops"};
-constexpr std::string_view kOpFields[] = {"coll", "bytes", "count",      "dtype",    "op",
-                                          "root", "name",  "compute_us", "iteration"};
+constexpr std::string_view kOpFields[] = {"coll",      "bytes",    "count",       "dtype",
+                                          "op",        "root",     "name",        "compute_us",
+                                          "iteration", "start_us", "duration_us", "comm_size"};
 constexpr std::string_view kCollChoices =
     "allreduce, bcast, alltoall, allgather, reduce_scatter, reduce";
 
@@ -95,6 +96,14 @@ void read_size(const json& rec, const std::string& where, TraceOp& op) {
   }
 }
 
+double microseconds(const json& rec, std::string_view field, const std::string& where) {
+  const json& v = rec.at(std::string(field));
+  if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < 0)
+    field_error(where, field,
+                "must be a non-negative number of microseconds (got " + shown(v) + ")");
+  return v.get<double>();
+}
+
 TraceOp parse_op_record(const json& rec, const std::string& where, int world_size) {
   if (!rec.is_object()) fail(where, "must be an object (got " + shown(rec) + ")");
   reject_unknown_fields(rec, kOpFields, where);
@@ -117,14 +126,14 @@ TraceOp parse_op_record(const json& rec, const std::string& where, int world_siz
       field_error(where, "root", "must be below world_size " + std::to_string(world_size));
   }
   if (rec.contains("name")) op.name = string_field(rec, "name", where);
-  if (rec.contains("compute_us")) {
-    const json& v = rec.at("compute_us");
-    if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < 0)
-      field_error(where, "compute_us",
-                  "must be a non-negative number of microseconds (got " + shown(v) + ")");
-    op.compute_us = v.get<double>();
-  }
+  if (rec.contains("compute_us")) op.compute_us = microseconds(rec, "compute_us", where);
   if (rec.contains("iteration")) op.iteration = small_nonnegative_integer(rec, "iteration", where);
+  if (rec.contains("start_us")) op.start_us = microseconds(rec, "start_us", where);
+  if (rec.contains("duration_us")) op.duration_us = microseconds(rec, "duration_us", where);
+  if (rec.contains("comm_size")) {
+    op.comm_size = small_nonnegative_integer(rec, "comm_size", where);
+    if (op.comm_size == 0) field_error(where, "comm_size", "must be a positive integer (got 0)");
+  }
   return op;
 }
 
@@ -140,6 +149,9 @@ Json op_to(const TraceOp& op, bool with_iteration) {
   if (!op.name.empty()) j["name"] = op.name;
   if (op.compute_us != 0) j["compute_us"] = op.compute_us;
   if (with_iteration) j["iteration"] = op.iteration;
+  if (op.start_us) j["start_us"] = *op.start_us;
+  if (op.duration_us) j["duration_us"] = *op.duration_us;
+  if (op.comm_size > 0) j["comm_size"] = op.comm_size;
   return j;
 }
 

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <iosfwd>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -36,6 +37,10 @@ struct TraceOp {
   std::string name;
   double compute_us = 0;  // compute before this op becomes ready (e.g. that layer's backward)
   int iteration = 0;      // training step; non-decreasing along the trace
+  // Written by the recorder (libcb_record.so); informational, replay does not use them.
+  std::optional<double> start_us;     // when the call began, us since MPI_Init on that rank
+  std::optional<double> duration_us;  // time inside the call (non-blocking: initiation only)
+  int comm_size = 0;                  // ranks of the communicator it ran on; 0 = not recorded
 
   size_t bytes() const { return count * dtype_size(dtype); }
   bool operator==(const TraceOp&) const = default;

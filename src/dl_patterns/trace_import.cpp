@@ -124,7 +124,10 @@ std::string marker_name(const json& rec) {
   std::string name;  // a marker stack: outermost first
   if (m.is_array())
     for (const json& item : m)
-      if (item.is_string()) name += (name.empty() ? "" : "/") + item.get<std::string>();
+      if (item.is_string()) {
+        if (!name.empty()) name += '/';
+        name += item.get<std::string>();
+      }
   return name;
 }
 

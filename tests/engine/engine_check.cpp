@@ -2,8 +2,9 @@
 // once per rank count, in yield mode when ranks outnumber cores): every algorithm of every
 // collective against a locally computed reference, for every dtype and op, counts 0, 1,
 // around the rank count and not divisible by it, in and out of place, several roots, and
-// several MiB; then non-blocking operations in flight together, and the errors for
-// algorithms that cannot run. Prints each failure; exits 1 if any.
+// several MiB, in plain and in engine-allocated (shared) buffers; then non-blocking operations in
+// flight together, and the errors for algorithms that cannot run. Prints each failure; exits 1 if
+// any.
 #include <mpi.h>
 
 #include <cstdio>
@@ -40,6 +41,9 @@ class Checker {
  public:
   explicit Checker(const Control& ctl) : ctl_(ctl), be_(ctl) {}
 
+  // Plain heap buffers, or the engine's own (node shared memory: peers read them in place).
+  void use_backend_buffers(bool on) { backend_buffers_ = on; }
+
   // Buffers and host images for one case, filled with the exact inputs.
   struct Prepared {
     CollArgs args;
@@ -60,8 +64,8 @@ class Checker {
          .algo = c.algo};
     const size_t send_bytes = c.spec->send_elements(c.count, n) * w;
     const size_t recv_bytes = c.spec->recv_elements(c.count, n) * w;
-    p.recv = alloc_buffer(recv_bytes, Mem::Host);
-    p.send = alloc_buffer(send_bytes, Mem::Host);
+    p.recv = allocate(recv_bytes);
+    p.send = allocate(send_bytes);
     a.recv = p.recv;
     a.send = c.in_place ? p.recv : p.send;
     std::vector<std::byte> send(send_bytes), recv(recv_bytes);
@@ -74,8 +78,7 @@ class Checker {
   long long finish(const Case& c, Prepared& p) {
     const long long wrong = static_cast<long long>(
         c.spec->check(p.args, ctl_.rank(), ctl_.size(), read_buffer(p.recv).data()));
-    free_buffer(p.send);
-    free_buffer(p.recv);
+    release(p);
     return wrong;
   }
 
@@ -84,8 +87,7 @@ class Checker {
     Prepared p = prepare(c);
     const std::string why = be_.unsupported(p.args);
     if (!why.empty()) {
-      free_buffer(p.send);
-      free_buffer(p.recv);
+      release(p);
       return;  // e.g. ring with fewer elements than ranks: checked in errors()
     }
     be_.run(p.args);
@@ -103,8 +105,7 @@ class Checker {
         runnable.push_back(c);
         ps.push_back(p);
       } else {
-        free_buffer(p.send);
-        free_buffer(p.recv);
+        release(p);
       }
     }
     for (Prepared& p : ps) reqs.push_back(be_.start(p.args));
@@ -122,8 +123,7 @@ class Checker {
     } catch (const UsageError& e) {
       threw = std::string(e.what()).find(needle) != std::string::npos;
     }
-    free_buffer(p.send);
-    free_buffer(p.recv);
+    release(p);
     ++checked_;
     if (why.find(needle) == std::string::npos || !threw) {
       ++failed_;
@@ -143,12 +143,20 @@ class Checker {
     if (wrong == 0) return;
     ++failed_;
     if (ctl_.rank() == 0)
-      std::fprintf(stderr, "FAIL %s: %lld wrong elements\n", describe(c).c_str(), wrong);
+      std::fprintf(stderr, "FAIL %s%s: %lld wrong elements\n", describe(c).c_str(),
+                   backend_buffers_ ? " (engine buffers)" : "", wrong);
+  }
+  Buf allocate(size_t bytes) {
+    return backend_buffers_ ? be_.alloc(bytes, Mem::Host) : alloc_buffer(bytes, Mem::Host);
+  }
+  void release(Prepared& p) {
+    for (Buf* b : {&p.send, &p.recv}) backend_buffers_ ? be_.free(*b) : free_buffer(*b);
   }
 
   const Control& ctl_;
   EngineBackend be_;
   long long checked_ = 0, failed_ = 0;
+  bool backend_buffers_ = false;
 };
 
 void run_matrix(Checker& chk, int n) {
@@ -215,8 +223,11 @@ int main(int argc, char** argv) {
     const bool crowded = ctl.max_ranks_per_node() > cb::cores_on_node();
     ctl.set_wait_mode(crowded ? cb::WaitMode::Yield : cb::WaitMode::Spin);
     cb::Checker chk(ctl);
-    cb::run_matrix(chk, ctl.size());
-    cb::run_in_flight(chk, ctl.size());
+    for (bool backend_buffers : {false, true}) {
+      chk.use_backend_buffers(backend_buffers);
+      cb::run_matrix(chk, ctl.size());
+      cb::run_in_flight(chk, ctl.size());
+    }
     cb::run_errors(chk, ctl.size());
     const long long failures = chk.failures();
     if (ctl.is_root())

@@ -129,11 +129,15 @@ class ShmReduce final : public Pollable {
                          ? out_ + (c_ * chunk_ + b.offset) * w_
                          : slot_area(me, 1, c_) + b.offset * w_;
     if (b.length) {
+      // Start from my own input: in place, dst is that input, so it must be read before
+      // it is first written (ops are commutative; each element is reduced by one rank).
       if (n == 1) {
-        std::memmove(dst, input(0, c_, b.offset), b.length * w_);
+        std::memmove(dst, input(me, c_, b.offset), b.length * w_);
       } else {
-        reduce_host(dst, input(0, c_, b.offset), input(1, c_, b.offset), b.length, dt_, op_);
-        for (int r = 2; r < n; ++r) reduce_host(dst, input(r, c_, b.offset), b.length, dt_, op_);
+        reduce_host(dst, input(me, c_, b.offset), input((me + 1) % n, c_, b.offset), b.length, dt_,
+                    op_);
+        for (int k = 2; k < n; ++k)
+          reduce_host(dst, input((me + k) % n, c_, b.offset), b.length, dt_, op_);
       }
       if (to_slot && mode_ == ShmReduceMode::Scatter)  // my own range of my output, too
         std::memcpy(out_ + (c_ * chunk_ + b.offset) * w_, dst, b.length * w_);

@@ -1,0 +1,47 @@
+// cb_replay's input: the options turned into a replay plan (model or trace, fusion,
+// compute), with every problem reported as a UsageError that names the option, or the
+// file, record and field; and the plan trimmed to what the backend can run.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "dl_patterns/fusion.hpp"
+#include "dl_patterns/replay_plan.hpp"
+#include "harness/backend.hpp"
+#include "harness/options.hpp"
+
+namespace cb::dl {
+
+struct ReplayInput {
+  ReplayPlan plan;
+  FusionConfig fusion;
+  ComputeSpec compute;
+  std::string name;        // model or trace name
+  std::string source;      // "model:resnet50", the trace's source
+  std::string input_line;  // "# Model: ..." or "# Trace: ..."
+  Trace trace;             // --trace only
+};
+
+// Throws UsageError for an unknown model (listing the known ones), a bad --fusion or
+// --compute spec, or a missing or malformed trace.
+ReplayInput load_replay_input(const Options& o);
+
+// "# Fusion: ..." and "# Compute: ..." header lines for the plan as it stands.
+std::vector<std::string> describe_plan(const ReplayInput& in);
+
+// What prepare() removed or changed, for the header and the JSON.
+struct BackendFit {
+  std::map<std::string, size_t> skipped;  // collective -> ops the backends cannot replay
+  size_t wrapped_roots = 0;               // roots >= nranks taken modulo nranks
+  size_t other_comm_sizes = 0;            // recorded on communicators of another size
+  std::vector<std::string> notes;         // "# ..." lines
+};
+
+// Drops collectives no backend implements (reduce, allgather, reduce_scatter), wraps
+// roots into range, and throws UsageError naming the record when `be` cannot run a
+// message (e.g. a half allreduce on MPI).
+BackendFit fit_to_backend(ReplayInput& in, const Backend& be, const Options& o, int nranks);
+
+}  // namespace cb::dl

@@ -1,0 +1,92 @@
+#include "dl_patterns/replay_stats.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <tuple>
+
+namespace cb::dl {
+
+void LatencyStats::add(double us) {
+  sum_us += us;
+  min_us = std::min(min_us, us);
+  max_us = std::max(max_us, us);
+  samples += 1;
+}
+
+std::vector<SizeRow> size_table(const std::vector<ReplayMessage>& messages,
+                                const std::vector<LatencyStats>& latency) {
+  // Key: collective, then size descending.
+  std::map<std::tuple<Coll, size_t>, SizeRow, std::less<>> rows;
+  for (size_t i = 0; i < messages.size(); ++i) {
+    const ReplayMessage& m = messages[i];
+    SizeRow& row = rows[{m.coll, ~m.bytes()}];  // ~bytes: largest first
+    row.coll = m.coll;
+    row.bytes = m.bytes();
+    ++row.per_step;
+    if (i < latency.size() && latency[i].samples > 0) {
+      const LatencyStats& l = latency[i];
+      row.latency.sum_us += l.sum_us;
+      row.latency.samples += l.samples;
+      row.latency.min_us = std::min(row.latency.min_us, l.min_us);
+      row.latency.max_us = std::max(row.latency.max_us, l.max_us);
+    }
+  }
+  std::vector<SizeRow> out;
+  for (auto& [key, row] : rows) out.push_back(row);
+  return out;
+}
+
+std::vector<std::string> size_table_lines(const std::vector<SizeRow>& rows) {
+  std::vector<std::string> lines{
+      "# Messages by size (latency: launch to completion observed by the replay, every rank, "
+      "timed steps)",
+      "#   Collective        Size(B)     Count     Avg Lat(us)     Min Lat(us)     Max Lat(us)"};
+  for (const SizeRow& r : rows) {
+    char buf[160];
+    const double min = r.latency.samples > 0 ? r.latency.min_us : 0;
+    std::snprintf(buf, sizeof buf, "#   %-14s %10zu %9zu %15.2f %15.2f %15.2f",
+                  std::string(to_string(r.coll)).c_str(), r.bytes, r.per_step, r.latency.avg_us(),
+                  min, r.latency.max_us);
+    lines.emplace_back(buf);
+  }
+  return lines;
+}
+
+StepFigures step_figures(double step_us, double compute_us, double pure_us, double bus_bytes) {
+  StepFigures f;
+  f.step_us = step_us;
+  f.compute_us = compute_us;
+  f.pure_us = pure_us;
+  f.exposed_us = std::max(0.0, step_us - compute_us);
+  f.overlap_pct = pure_us > 0 ? std::clamp(100.0 * (1.0 - f.exposed_us / pure_us), 0.0, 100.0) : 0;
+  f.busbw_GBps = pure_us > 0 ? bus_bytes / (pure_us * 1e-6) / 1e9 : 0;
+  return f;
+}
+
+double bus_bytes(const std::vector<ReplayMessage>& messages, int nranks) {
+  const double n = nranks;
+  double sum = 0;
+  for (const ReplayMessage& m : messages) {
+    const double b = static_cast<double>(m.bytes());
+    switch (m.coll) {
+      case Coll::Allreduce:
+        sum += b * 2 * (n - 1) / n;
+        break;
+      case Coll::Bcast:
+      case Coll::Reduce:
+        sum += b;
+        break;
+      case Coll::Alltoall:
+      case Coll::Allgather:
+      case Coll::ReduceScatter:
+        sum += b * n * (n - 1) / n;  // the gathered or exchanged buffer, as nccl-tests
+        break;
+      case Coll::None:
+        break;
+    }
+  }
+  return sum;
+}
+
+}  // namespace cb::dl

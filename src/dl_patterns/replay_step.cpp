@@ -1,0 +1,205 @@
+#include "dl_patterns/replay_step.hpp"
+
+#include <sched.h>
+
+#include <algorithm>
+
+#include "collective/benches.hpp"
+#include "harness/fault.hpp"
+#include "harness/memory.hpp"
+#include "harness/timer.hpp"
+
+namespace cb::dl {
+namespace {
+
+// Position of each message within its segment: its buffer slot.
+std::vector<size_t> slots_of(const ReplayPlan& plan) {
+  std::vector<size_t> slots;
+  size_t next = 0;
+  for (size_t k = 0; k < plan.messages.size(); ++k) {
+    if (k > 0 && plan.messages[k].segment != plan.messages[k - 1].segment) next = 0;
+    slots.push_back(next++);
+  }
+  return slots;
+}
+
+size_t message_bytes(const ReplayMessage& m, int nranks) {
+  const BufferElements e = buffer_elements(m, nranks);
+  return (e.send + e.recv) * dtype_size(m.dtype);
+}
+
+std::vector<size_t> slot_bytes(const ReplayPlan& plan, int nranks) {
+  const std::vector<size_t> slots = slots_of(plan);
+  std::vector<size_t> bytes;
+  for (size_t k = 0; k < plan.messages.size(); ++k) {
+    if (slots[k] >= bytes.size()) bytes.resize(slots[k] + 1, 0);
+    bytes[slots[k]] = std::max(bytes[slots[k]], message_bytes(plan.messages[k], nranks));
+  }
+  return bytes;
+}
+
+const CollSpec* spec_of(Coll coll) {
+  switch (coll) {
+    case Coll::Allreduce:
+      return &kAllreduceSpec;
+    case Coll::Bcast:
+      return &kBcastSpec;
+    case Coll::Alltoall:
+      return &kAlltoallSpec;
+    default:
+      return nullptr;  // not replayed (see the runner's prepare())
+  }
+}
+
+}  // namespace
+
+size_t replay_buffer_bytes(const ReplayPlan& plan, int nranks) {
+  size_t total = 0;
+  for (size_t b : slot_bytes(plan, nranks)) total += b;
+  return total;
+}
+
+StepRunner::StepRunner(Backend& be, const Control& ctl, const ReplayPlan& plan, Mem mem,
+                       const std::string& algo)
+    : be_(be), ctl_(ctl), plan_(plan) {
+  const int n = ctl.size();
+  for (size_t bytes : slot_bytes(plan, n)) buffers_.push_back(be.alloc(bytes, mem));
+  const std::vector<size_t> slots = slots_of(plan);
+  for (size_t k = 0; k < plan.messages.size(); ++k) {
+    const ReplayMessage& m = plan.messages[k];
+    const BufferElements e = buffer_elements(m, n);
+    const size_t width = dtype_size(m.dtype);
+    const Buf& buf = buffers_[slots[k]];
+    CollArgs a;
+    a.coll = m.coll;
+    a.count = m.count;
+    a.dtype = m.dtype;
+    a.op = m.op;
+    a.root = m.root;
+    a.recv = buf.slice(0, e.recv * width);
+    a.in_place = m.coll == Coll::Allreduce;  // gradients are reduced in place (DDP, Horovod)
+    a.send = a.in_place ? a.recv : e.send ? buf.slice(e.recv * width, e.send * width) : Buf{};
+    if (m.coll == Coll::Allreduce) a.algo = algo;
+    args_.push_back(a);
+  }
+  launch_.resize(plan.messages.size());
+  latency_.resize(plan.messages.size());
+}
+
+StepRunner::~StepRunner() {
+  in_flight_.clear();  // requests complete before their buffers go
+  for (Buf& b : buffers_) be_.free(b);
+}
+
+void StepRunner::launch_message(size_t message, double step_start_s, bool record) {
+  wait_for_window(record);  // a full queue: the oldest work must finish first
+  const double start = now_s();
+  in_flight_.push_back({message, start, be_.start(args_[message])});
+  if (record) launch_[message].add((start - step_start_s) * 1e6);
+}
+
+void StepRunner::progress(bool record) {
+  for (size_t i = first_open_; i < in_flight_.size(); ++i) {
+    InFlight& f = in_flight_[i];
+    if (!f.request || !f.request->test()) continue;
+    if (record) latency_[f.message].add((now_s() - f.start_s) * 1e6);
+    f.request.reset();
+  }
+  while (first_open_ < in_flight_.size() && !in_flight_[first_open_].request) ++first_open_;
+}
+
+template <typename Done>
+void StepRunner::poll_until(Done&& done, bool record) {
+  // Spinning first and then yielding, as the engine waits: a descheduled peer gets the
+  // core back sooner on a crowded node.
+  constexpr int kSpinPolls = 2000;
+  const bool yield = ctl_.wait_mode() == WaitMode::Yield;
+  for (int polls = 0; !done(); ++polls) {
+    progress(record);
+    if (!done() && (yield || polls >= kSpinPolls)) sched_yield();
+  }
+}
+
+void StepRunner::wait_for_window(bool record) {
+  poll_until([&] { return in_flight_.size() - first_open_ < kMaxInFlight; }, record);
+}
+
+void StepRunner::wait_all(bool record) {
+  poll_until([&] { return first_open_ == in_flight_.size(); }, record);
+  be_.sync();
+  in_flight_.clear();
+  first_open_ = 0;
+}
+
+StepSample StepRunner::run(const std::vector<ReplayAction>& actions, bool record) {
+  using Kind = ReplayAction::Kind;
+  StepSample s;
+  ctl_.barrier();
+  const double t0 = now_s();
+  for (const ReplayAction& a : actions) {
+    switch (a.kind) {
+      case Kind::Compute:
+        // Slices, with the in-flight collectives tested after each: a library without
+        // asynchronous progress moves only inside such calls.
+        for (double left = a.us * 1e-6; left > 0;) {
+          const double done = compute_.run_for(std::min(left, kProgressSliceUs * 1e-6));
+          s.compute_us += done * 1e6;
+          left -= done;
+          progress(record);
+        }
+        break;
+      case Kind::Idle: {
+        const double idle0 = now_s(), until = idle0 + a.us * 1e-6;
+        while (now_s() < until) {
+          progress(record);
+          if (ctl_.wait_mode() == WaitMode::Yield) sched_yield();
+        }
+        s.idle_us += (now_s() - idle0) * 1e6;
+        break;
+      }
+      case Kind::Launch:
+        launch_message(a.message, t0, record);
+        break;
+      case Kind::WaitAll:
+        wait_all(record);
+        break;
+    }
+  }
+  s.step_us = (now_s() - t0) * 1e6;
+  return s;
+}
+
+long long StepRunner::validate() {
+  const int n = ctl_.size(), rank = ctl_.rank();
+  long long wrong = 0;
+  bool corrupt = injected_fault() == Fault::Corrupt;
+  for (size_t first = 0; first < args_.size();) {
+    size_t end = first;
+    while (end < args_.size() && plan_.messages[end].segment == plan_.messages[first].segment)
+      ++end;
+    for (size_t k = first; k < end; ++k) {  // inputs of the whole segment before any starts
+      const CollArgs& a = args_[k];
+      const CollSpec& spec = *spec_of(a.coll);
+      const size_t width = dtype_size(a.dtype);
+      std::vector<std::byte> send(a.in_place ? 0 : spec.send_elements(a.count, n) * width);
+      std::vector<std::byte> recv(spec.recv_elements(a.count, n) * width);
+      spec.fill(a, rank, n, send.data(), recv.data());
+      if (!send.empty()) write_buffer(a.send, send);
+      write_buffer(a.recv, recv);
+    }
+    ctl_.barrier();
+    for (size_t k = first; k < end; ++k) launch_message(k, 0, false);
+    wait_all(false);
+    for (size_t k = first; k < end; ++k) {
+      const CollArgs& a = args_[k];
+      if (corrupt) corrupt_first_byte(a.recv);  // CB_TEST_FAULT=corrupt: -c must notice
+      corrupt = false;
+      wrong +=
+          static_cast<long long>(spec_of(a.coll)->check(a, rank, n, read_buffer(a.recv).data()));
+    }
+    first = end;
+  }
+  return wrong;
+}
+
+}  // namespace cb::dl

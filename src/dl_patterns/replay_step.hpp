@@ -1,0 +1,78 @@
+// Runs one replayed training step on a backend: emulated backward compute in slices,
+// each collective started non-blocking when its data is ready, in-flight collectives
+// tested between slices, and a wait for all of them at each step boundary. Also the
+// untimed validation step. Buffers (one per message, in place where the frameworks
+// reduce in place) are allocated once.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "dl_patterns/replay_plan.hpp"
+#include "dl_patterns/replay_stats.hpp"
+#include "harness/backend.hpp"
+#include "harness/compute.hpp"
+#include "harness/control.hpp"
+
+namespace cb::dl {
+
+struct StepSample {  // this rank, microseconds
+  double step_us = 0;
+  double compute_us = 0;  // measured emulated compute (slices overshoot by ~1 us at most)
+  double idle_us = 0;
+};
+
+// Bytes of buffers each rank needs for `plan`: messages of one segment are in flight
+// together, so each gets its own buffer; later segments reuse them.
+size_t replay_buffer_bytes(const ReplayPlan& plan, int nranks);
+
+class StepRunner {
+ public:
+  // `algo` forces the engine algorithm of allreduce messages (empty: the backend chooses).
+  StepRunner(Backend& be, const Control& ctl, const ReplayPlan& plan, Mem mem,
+             const std::string& algo);
+  ~StepRunner();
+  StepRunner(const StepRunner&) = delete;
+  StepRunner& operator=(const StepRunner&) = delete;
+
+  const std::vector<CollArgs>& args() const { return args_; }
+
+  // One step, starting with a barrier. With `record`, per-message launch times and
+  // latencies are added to launch() and latency().
+  StepSample run(const std::vector<ReplayAction>& actions, bool record);
+
+  // Fresh exact inputs, every segment's messages started and completed (no compute), every
+  // element checked. Returns this rank's wrong elements.
+  long long validate();
+
+  const std::vector<LatencyStats>& launch() const { return launch_; }  // us after step start
+  const std::vector<LatencyStats>& latency() const { return latency_; }
+
+ private:
+  struct InFlight {
+    size_t message;
+    double start_s;
+    std::unique_ptr<Request> request;
+  };
+  void launch_message(size_t message, double step_start_s, bool record);
+  // Tests every in-flight request once; completions are timed here.
+  void progress(bool record);
+  template <typename Done>
+  void poll_until(Done&& done, bool record);
+  // Until the launch-order window from the oldest request still running has room.
+  void wait_for_window(bool record);
+  void wait_all(bool record);
+
+  Backend& be_;
+  const Control& ctl_;
+  const ReplayPlan& plan_;
+  std::vector<Buf> buffers_;         // one per message slot of a segment
+  std::vector<CollArgs> args_;       // per message
+  std::vector<InFlight> in_flight_;  // launch order; a completed one has no request
+  size_t first_open_ = 0;            // in_flight_[0, first_open_) have completed
+  std::vector<LatencyStats> launch_, latency_;
+  DummyCompute compute_;
+};
+
+}  // namespace cb::dl

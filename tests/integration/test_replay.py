@@ -1,0 +1,257 @@
+"""cb_replay and the recorder: models x fusion policies on the mpi and engine backends,
+emulated compute and overlap, validation, JSON, bad input, export and recorder round trips."""
+import json
+import os
+import subprocess
+
+from cbtest import Failure, case, check, check_document, load_json
+
+DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "dl_patterns", "data")
+FAST = ["-i", "2", "-x", "1"]
+MODELS = {"resnet50": 102_228_128, "bert-base": 437_928_960, "gpt2": 497_759_232}
+VGG16_BYTES = 553_430_176  # 553 MB: one case only
+FUSIONS = {"none": 161, "horovod": 1, "ddp": 5}  # resnet50's messages, without compute
+
+
+def replay(env, args, np=2, **kw):
+    """Runs cb_replay with -J and returns (run, its one result record)."""
+    out = env.path("replay.json")
+    r = env.ok(np, "replay", [*args, "-J", out], **kw)
+    doc = load_json(out)
+    check(len(doc["results"]) == 1, f"one result per run: {doc['results']}")
+    return r, doc["results"][0], doc
+
+
+def check_record(res, nranks=2):
+    """The figures every replay record has, and how they relate."""
+    step, pure = res["step_us"], res["pure_comm_us"]
+    for s, what in ((step, "step_us"), (pure, "pure_comm_us")):
+        check(0 < s["min"] <= s["p50"] <= s["p99"] <= s["max"], f"{what} ordered: {s}")
+        check(s["min"] <= s["avg"] <= s["max"], f"{what} avg within min/max: {s}")
+    check(res["compute_us"] >= 0 and res["exposed_comm_us"] >= 0, "non-negative times")
+    check(abs(res["exposed_comm_us"] - max(0.0, step["avg"] - res["compute_us"])) < 1e-6,
+          "exposed = step - compute")
+    check(0 <= res["overlap_pct"] <= 100, f"overlap {res['overlap_pct']} outside [0, 100]")
+    check(step["avg"] >= res["compute_us"], "the step is at least its compute")
+    bus = res["bus_bytes"] / (pure["avg"] * 1e-6) / 1e9
+    check(abs(res["busbw_GBps"] - bus) <= 1e-9 + 1e-9 * bus, "busbw = bus bytes / pure time")
+    check(len(res["messages"]) == res["message_count"] > 0, "one entry per message")
+    check(sum(row["count"] for row in res["sizes"]) == res["message_count"],
+          "the size table counts every message")
+    check(sum(m["bytes"] for m in res["messages"]) == res["bytes"], "bytes = sum of messages")
+    for m in res["messages"]:
+        lat = m["latency_us"]
+        check(0 < lat["min"] <= lat["avg"] <= lat["max"], f"message latency {m}")
+    if nranks == 2:
+        ar = sum(m["bytes"] for m in res["messages"] if m["coll"] == "allreduce")
+        check(res["bus_bytes"] >= ar, "allreduce bus bytes at 2 ranks = bytes")
+
+
+def models_on(env, backend):
+    for model, nbytes in MODELS.items():
+        for fusion in FUSIONS:
+            r, res, _ = replay(env, ["--model", model, "--fusion", fusion, "--backend", backend,
+                                     *FAST])
+            check(res["bytes"] == nbytes, f"{model}: {res['bytes']} B per step")
+            check(res["input"]["model"] == model and res["fusion"].startswith(fusion), "input")
+            if model == "resnet50":
+                check(res["message_count"] == FUSIONS[fusion], f"{fusion}: messages")
+            check_record(res)
+            for col in ("Step(us)", "Exposed(us)", "Pure Comm.(us)", "Overlap(%)",
+                        "Bus BW(GB/s)", "Messages by size", "Avg Lat(us)"):
+                check(col in r.out, f"{model} {fusion}: {col} missing:\n{r.out}")
+
+
+@case
+def replay_models_mpi(env):
+    models_on(env, "mpi")
+
+
+@case
+def replay_models_engine(env):
+    models_on(env, "engine")
+
+
+@case
+def replay_vgg16_validated(env):
+    _, res, doc = replay(env, ["--model", "vgg16", "--fusion", "ddp", "--backend", "engine",
+                               "-c", "-i", "1", "-x", "0"], timeout=200)
+    check_document(doc, "replay", 2, [VGG16_BYTES])
+    check(res["message_count"] == 6 and res["validation"]["passed"], f"vgg16 ddp: {res}")
+    check(res["algo"], "the engine names its algorithm")
+
+
+@case
+def replay_compute_overlap(env):
+    rate = 100  # us per MiB: ~9.7 ms of backward for ResNet-50's 97.5 MiB
+    planned = rate * 102_228_128 / 2**20
+    for backend in ("mpi", "engine"):
+        for fusion in ("ddp", "horovod"):
+            _, res, _ = replay(env, ["--model", "resnet50", "--fusion", fusion, "--compute",
+                                     f"us-per-mb:{rate}", "--backend", backend, *FAST])
+            check_record(res)
+            check(abs(res["planned_compute_us"] - planned) < 1e-3, "planned compute")
+            check(res["compute_us"] >= 0.99 * planned, f"compute reaches the plan: {res}")
+            check(res["compute"] == f"us-per-mb:{rate}", "compute spec recorded")
+            if fusion == "horovod":
+                check(0 < res["planned_idle_us"] <= 1000, "a Horovod cycle ends past backward")
+            launches = [m["ready_us"] for m in res["messages"]]
+            check(launches == sorted(launches) and launches[-1] > 0, "staggered launches")
+
+
+@case
+def replay_validation(env):
+    for backend in ("mpi", "engine"):
+        _, res, _ = replay(env, ["--model", "resnet50", "--backend", backend, "-c", *FAST])
+        check(res["validation"]["passed"] and res["validation"]["wrong_elements"] == 0, "-c")
+    r = env.run(2, "replay", ["--model", "resnet50", "--fusion", "ddp", "-c", "-i", "1"],
+                env={"CB_TEST_FAULT": "corrupt"}, timeout=60)
+    check(r.rc == 1 and "DATA VALIDATION ERROR" in r.err, f"a corrupted byte is caught: {r}")
+
+
+@case
+def replay_imported_traces(env):
+    """PARAM and CSV imports and a two-step collbench trace, on both backends, validated."""
+    for backend in ("mpi", "engine"):
+        r, res, _ = replay(env, ["--trace", os.path.join(DATA, "param_basic.json"),
+                                 "--backend", backend, "-c", *FAST])
+        check(res["skipped_ops"] == {"allgather": 1, "reduce_scatter": 1}, f"{res['skipped_ops']}")
+        check(res["wrapped_roots"] == 1 and "taken modulo 2" in r.out, "root 2 of 4 ranks")
+        check([m["coll"] for m in res["messages"]] == ["allreduce", "bcast", "alltoall",
+                                                       "alltoall"], "ops in trace order")
+        _, res, _ = replay(env, ["--trace", os.path.join(DATA, "allreduce_table.csv"),
+                                 "--fusion", "horovod", "--backend", backend, "-c", *FAST])
+        check(res["message_count"] == 2, "CSV: one float and one char message")
+        _, res, _ = replay(env, ["--trace", os.path.join(DATA, "small.trace.json"),
+                                 "--compute", "trace", "--backend", backend, "-c", *FAST])
+        check(res["input"]["segments"] == 2 and res["planned_compute_us"] == 25, "two steps")
+        check(res["validation"]["passed"], "validation of a multi-step trace")
+
+
+@case
+def replay_three_ranks_yield(env):
+    for backend in ("mpi", "engine"):
+        r, res, _ = replay(env, ["--model", "resnet50", "--fusion", "ddp", "--backend", backend,
+                                 "-c", "-i", "1", "-x", "0"], np=3, timeout=200)
+        check("wait: yield" in r.out, "yield mode with more ranks than cores")
+        check_record(res, nranks=3)
+        check(abs(res["bus_bytes"] - 102_228_128 * 4 / 3) < 1, "2(n-1)/n at 3 ranks")
+
+
+REPLAY_BAD_INPUT = [
+    (["--model", "resnet"], "unknown model 'resnet' (known: resnet50, vgg16, bert-base, gpt2)"),
+    (["--model", "gpt2", "--fusion", "nccl"], "--fusion: unknown fusion policy"),
+    (["--model", "gpt2", "--fusion", "ddp:-1"], "--fusion"),
+    (["--model", "gpt2", "--compute", "fast"], "--compute: unknown compute \"fast\""),
+    (["--model", "gpt2", "--compute", "us-per-mb:x"], "--compute"),
+    (["--trace", "/nonexistent/t.json"], "/nonexistent/t.json: cannot open"),
+    (["--model", "gpt2", "--trace", "t.json"], "exactly one of --trace FILE or --model NAME"),
+    ([], "exactly one of --trace FILE or --model NAME"),
+    (["--model", "gpt2", "--algo", "ring"], "--algo selects engine algorithms"),
+    (["--model", "gpt2", "--backend", "engine", "--algo", "nosuch"], "unknown allreduce algorithm"),
+]
+
+
+@case
+def replay_bad_input(env):
+    bad = env.path("bad.json")
+    with open(bad, "w") as f:
+        json.dump({"schema": "collbench.trace/1",
+                   "ops": [{"coll": "allreduce", "count": 8}, {"coll": "allreduce", "cout": 8}]}, f)
+    half = env.path("half.json")
+    with open(half, "w") as f:
+        json.dump({"schema": "collbench.trace/1",
+                   "ops": [{"coll": "allreduce", "count": 8, "dtype": "half"}]}, f)
+    only_reduce = env.path("reduce.json")
+    with open(only_reduce, "w") as f:
+        json.dump({"schema": "collbench.trace/1", "ops": [{"coll": "reduce", "count": 8}]}, f)
+    cases = REPLAY_BAD_INPUT + [
+        (["--trace", bad], f'{bad}: ops[1]: field "cout": unknown field'),
+        (["--trace", half], f'{half}: ops[0] (allreduce of 8 half): field "dtype": the mpi '
+                            "backend cannot run it: MPI has no half reductions"),
+        (["--trace", only_reduce], "nothing to replay"),
+        (["--model", "gpt2", "--export-trace", "/nonexistent/x.json"], "--export-trace"),
+    ]
+    for args, needle in cases:
+        r = env.run(2, "replay", args, timeout=30)
+        check(r.rc == 2, f"{args}: expected exit 2: {r}")
+        check(needle in r.err and r.err.count("collbench: error") == 1, f"{args}: {r}")
+
+
+@case
+def replay_export_round_trip(env):
+    per_tensor = env.path("resnet50.json")
+    out = env.path("export.json")
+    r = env.ok(2, "replay", ["--model", "resnet50", "--export-trace", per_tensor, "-J", out])
+    check("nothing replayed" in r.out, "export does not replay")
+    check(load_json(out)["status"] == "complete" and load_json(out)["results"] == [], "no results")
+    t = load_json(per_tensor)
+    check(t["schema"] == "collbench.trace/1" and len(t["ops"]) == 161, "one op per tensor")
+    check(sum(op["count"] for op in t["ops"]) == 25_557_032, "every parameter")
+    check(t["ops"][0]["name"] == "fc.bias", "backward order: the last layer first")
+    _, res, _ = replay(env, ["--trace", per_tensor, "--fusion", "ddp", "-c", *FAST])
+    check(res["message_count"] == 5 and res["validation"]["passed"], "fused like the model")
+
+    fused = env.path("resnet50-ddp.json")
+    env.ok(2, "replay", ["--model", "resnet50", "--fusion", "ddp", "--compute", "us-per-mb:50",
+                         "--export-trace", fused])
+    t = load_json(fused)
+    check(len(t["ops"]) == 5 and all(op["compute_us"] > 0 for op in t["ops"]), "5 buckets")
+    _, res, _ = replay(env, ["--trace", fused, "--compute", "trace", *FAST])
+    planned = 50 * 102_228_128 / 2**20
+    check(res["message_count"] == 5 and abs(res["planned_compute_us"] - planned) < 1e-3,
+          f"the exported schedule replays as planned: {res['planned_compute_us']}")
+
+
+# What record_app.cpp issues, as the recorder must write it (comm_size 2 unless noted).
+RECORDED = [
+    dict(coll="allreduce", count=1000, dtype="float", name="MPI_Allreduce"),
+    dict(coll="allreduce", count=256, dtype="double", op="max", name="MPI_Iallreduce"),
+    dict(coll="bcast", count=10, dtype="int64", root=1, name="MPI_Bcast"),
+    dict(coll="bcast", count=33, dtype="char", root=0, name="MPI_Ibcast"),
+    dict(coll="alltoall", count=8, dtype="int32", name="MPI_Alltoall"),
+    dict(coll="alltoall", count=4, dtype="float", name="MPI_Ialltoall"),
+    dict(coll="reduce", count=16, dtype="double", op="min", root=0, name="MPI_Reduce"),
+    dict(coll="allgather", count=5, dtype="int32", name="MPI_Allgather"),
+    dict(coll="allreduce", count=12, dtype="char",
+         name="MPI_Allreduce (MPI_SHORT recorded as bytes)"),
+    dict(coll="allreduce", count=3, dtype="int64", name="MPI_Allreduce", comm_size=1),
+    dict(coll="allreduce", count=4, dtype="int32",
+         name="MPI_Allreduce (op other than sum/prod/max/min: replayed as sum)"),
+]
+
+
+@case
+def replay_recorder_round_trip(env):
+    lib = os.path.join(env.bindir, "libcb_record.so")
+    app = os.path.join(env.bindir, "tests", "cb_record_app")
+    check(os.path.exists(lib) and os.path.exists(app), f"missing {lib} or {app}")
+    base = env.path("rec.json")
+    run_env = dict(os.environ, LD_PRELOAD=lib, CB_RECORD=base)
+    try:
+        p = subprocess.run([env.mpirun, "-n", "2", app], env=run_env, capture_output=True,
+                           text=True, timeout=60)
+    except subprocess.TimeoutExpired as e:
+        raise Failure(f"HANG: recorded application: {e}")
+    check(p.returncode == 0, f"recorded application failed: {p.stdout}\n{p.stderr}")
+    for rank in (0, 1):
+        t = load_json(env.path(f"rec.rank{rank}.json"))
+        check(t["source"] == "recorder" and t["world_size"] == 2 and t["name"] == "cb_record_app",
+              f"rank {rank} header: {t}")
+        timing = ("compute_us", "start_us", "duration_us")
+        got = [{k: v for k, v in op.items() if k not in timing} for op in t["ops"]]
+        want = [dict(op, comm_size=op.get("comm_size", 2)) for op in RECORDED]
+        check(got == want, f"rank {rank}: recorded ops differ:\n{got}\nexpected\n{want}")
+        ops = t["ops"]
+        check(ops[1]["compute_us"] >= 3000, "the 3 ms sleep is compute before op 1")
+        starts = [op["start_us"] for op in ops]
+        check(starts == sorted(starts) and all(op["duration_us"] >= 0 for op in ops), "times")
+        for a, b in zip(ops, ops[1:]):
+            gap = b["start_us"] - a["start_us"] - a["duration_us"]
+            check(abs(gap - b["compute_us"]) < 0.01, f"compute_us = gap between calls: {a} {b}")
+    for backend in ("mpi", "engine"):
+        r, res, _ = replay(env, ["--trace", env.path("rec.rank0.json"), "--compute", "trace",
+                                 "--backend", backend, "-c", *FAST])
+        check(res["skipped_ops"] == {"allgather": 1, "reduce": 1}, f"{res['skipped_ops']}")
+        check(res["message_count"] == 9 and res["validation"]["passed"], f"{backend}: {res}")
+        check("recorded on communicators of another size" in r.out, "comm_size noted")
