@@ -3,6 +3,7 @@
 #   scripts/plots.sh RESULTS_DIR [BASELINE_BACKEND]
 # RESULTS_DIR/plots/<benchmark>.<figure>.{png,svg}   plot.py --per-benchmark
 # RESULTS_DIR/summary.md, summary.json               compare.py --baseline-backend (mpi)
+# RESULTS_DIR/replay.md, plots/replay.steps.*         replay_table.py (appended to summary.md)
 # Files that are not usable results (aborted runs with no sizes) are skipped with a warning.
 set -euo pipefail
 dir=${1:?usage: scripts/plots.sh RESULTS_DIR [BASELINE_BACKEND]}
@@ -17,10 +18,23 @@ if [ ${#files[@]} -eq 0 ]; then
   echo "plots.sh: no collbench result JSON in $dir" >&2
   exit 2
 fi
+# Replay runs get their own table and figure (replay_table.py); the rest go per benchmark.
+mapfile -t replays < <(grep -l '"name": *"replay"' "${files[@]}" || true)
+mapfile -t others < <(grep -L '"name": *"replay"' "${files[@]}" || true)
 status=0
-"$py" "$here/plot.py" --per-benchmark --skip-invalid -o "$dir/plots" "${files[@]}" >/dev/null ||
-  status=$?
-"$py" "$here/compare.py" --baseline-backend "$baseline" --metric latency,busbw,bandwidth \
-  --skip-invalid --md "$dir/summary.md" --json "$dir/summary.json" "${files[@]}" || status=$?
+mkdir -p "$dir/plots"
+if [ ${#others[@]} -gt 0 ]; then
+  "$py" "$here/plot.py" --per-benchmark --skip-invalid -o "$dir/plots" "${others[@]}" >/dev/null ||
+    status=$?
+  "$py" "$here/compare.py" --baseline-backend "$baseline" --metric latency,busbw,bandwidth \
+    --skip-invalid --md "$dir/summary.md" --json "$dir/summary.json" "${others[@]}" || status=$?
+fi
+if [ ${#replays[@]} -gt 0 ]; then
+  "$py" "$here/replay_table.py" --baseline "$baseline" --skip-invalid --md "$dir/replay.md" \
+    --plot "$dir/plots/replay.steps" "${replays[@]}" || status=$?
+  [ -f "$dir/replay.md" ] &&
+    printf '\n## Gradient replay (cb_replay), step times\n\n' >> "$dir/summary.md" &&
+    cat "$dir/replay.md" >> "$dir/summary.md"
+fi
 echo "plots.sh: plots in $dir/plots, summary in $dir/summary.md"
 exit $status

@@ -48,22 +48,33 @@ for backend in "${backends[@]}"; do
   done
 done
 
-# The engine's own variants: every algorithm, plain (non-shared) buffers, progress thread.
+# The engine's own variants: every algorithm, plain (non-shared) buffers, progress thread,
+# and the engine with its shared-memory path off (algorithms over MPI point-to-point).
 for coll in allreduce bcast alltoall; do run 2 "$coll" engine engine-all --algo all -c; done
 for bench in bw allreduce bcast; do run 2 "$bench" engine engine-plain --alloc plain -c; done
 for coll in iallreduce ialltoall; do run 2 "$coll" engine engine-pt-t0 --progress-thread -t 0 -c; done
+for coll in allreduce bcast alltoall; do
+  CB_ENGINE_SHM=0 run 2 "$coll" engine engine-p2p -c
+done
 
-# DL gradient replay, where cb_replay exists.
+# DL gradient replay, where cb_replay exists: every model, grouping policy and backend,
+# without compute (pure communication) and with the emulated backward pass.
 if [ -x "$build/cb_replay" ]; then
   iters=(-i 10 -x 2)
-  [ "$quick" = "--quick" ] && iters=(-i 2 -x 1)
-  for backend in mpi engine; do
-    for model in resnet50 bert-base; do
+  models=(resnet50 vgg16 bert-base gpt2)
+  if [ "$quick" = "--quick" ]; then iters=(-i 2 -x 1); models=(resnet50); fi
+  for backend in "${backends[@]}"; do
+    dev=() mem=host
+    [ "$backend" = nccl ] && dev=(-d cuda) mem=cuda
+    for model in "${models[@]}"; do
       for fusion in none horovod ddp; do
-        "$mpirun" -n 2 "$build/cb_replay" --backend "$backend" --model "$model" --fusion "$fusion" \
-          "${iters[@]}" -J "$out/replay-$model-$fusion.$backend.host.json" \
-          | tee "$out/replay-$model-$fusion.$backend.host.txt" ||
-          echo "sweep: cb_replay $backend $model $fusion failed; continuing" >&2
+        for compute in none trace; do
+          name="replay-$model-$fusion-$compute.$backend.$mem"
+          "$mpirun" -n 2 "$build/cb_replay" --backend "$backend" --model "$model" \
+            --fusion "$fusion" --compute "$compute" "${iters[@]}" "${dev[@]}" \
+            -J "$out/$name.json" | tee "$out/$name.txt" ||
+            echo "sweep: cb_replay $backend $model $fusion $compute failed; continuing" >&2
+        done
       done
     done
   done

@@ -79,6 +79,16 @@ def rules_for(coll, wins, ranks):
     return [dict(r, ranks=[ranks, ranks]) for r in rules] + rules
 
 
+def kept_rules(path):
+    """The rules of an existing table at `path` for memory kinds other than host."""
+    try:
+        with open(path) as f:
+            old = json.load(f)
+    except (OSError, json.JSONDecodeError):
+        return []
+    return [r for r in old.get("rules", []) if isinstance(r, dict) and r.get("mem", "host") != "host"]
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--build", default="build")
@@ -149,6 +159,11 @@ def main():
         "rules": rules,
         "winners": measured,
     }
+    # Rules for memory kinds this run did not measure (device buffers) are kept as they were.
+    kept = kept_rules(a.out)
+    if kept:
+        table["rules"] += kept
+        table["description"] += "; rules for other memory kinds kept from the previous table"
     with open(a.out, "w") as f:
         json.dump(table, f, indent=1)
         f.write("\n")

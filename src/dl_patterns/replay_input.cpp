@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <stdexcept>
 
+#include "dl_patterns/replay_step.hpp"
 #include "harness/errors.hpp"
 
 namespace cb::dl {
@@ -119,15 +120,7 @@ BackendFit fit_to_backend(ReplayInput& in, const Backend& be, const Options& o, 
       m.root %= nranks;
       ++fit.wrapped_roots;
     }
-    CollArgs probe;
-    probe.coll = m.coll;
-    probe.count = m.count;
-    probe.dtype = m.dtype;
-    probe.op = m.op;
-    probe.root = m.root;
-    probe.in_place = m.coll == Coll::Allreduce;
-    probe.send.mem = probe.recv.mem = o.mem;
-    if (m.coll == Coll::Allreduce) probe.algo = o.algo;
+    const CollArgs probe = message_args(m, o.mem, o.algo);
     const std::string why = be.unsupported(probe);
     if (why.empty()) continue;
     CollArgs as_float = probe;  // runs as float: the dtype is the problem

@@ -53,6 +53,19 @@ const CollSpec* spec_of(Coll coll) {
 
 }  // namespace
 
+CollArgs message_args(const ReplayMessage& m, Mem mem, const std::string& algo) {
+  CollArgs a;
+  a.coll = m.coll;
+  a.count = m.count;
+  a.dtype = m.dtype;
+  a.op = m.op;
+  a.root = m.root;
+  a.in_place = m.coll == Coll::Allreduce;  // gradients are reduced in place (DDP, Horovod)
+  a.send.mem = a.recv.mem = mem;
+  if (m.coll == Coll::Allreduce) a.algo = algo;
+  return a;
+}
+
 size_t replay_buffer_bytes(const ReplayPlan& plan, int nranks) {
   size_t total = 0;
   for (size_t b : slot_bytes(plan, nranks)) total += b;
@@ -70,16 +83,9 @@ StepRunner::StepRunner(Backend& be, const Control& ctl, const ReplayPlan& plan, 
     const BufferElements e = buffer_elements(m, n);
     const size_t width = dtype_size(m.dtype);
     const Buf& buf = buffers_[slots[k]];
-    CollArgs a;
-    a.coll = m.coll;
-    a.count = m.count;
-    a.dtype = m.dtype;
-    a.op = m.op;
-    a.root = m.root;
+    CollArgs a = message_args(m, buf.mem, algo);
     a.recv = buf.slice(0, e.recv * width);
-    a.in_place = m.coll == Coll::Allreduce;  // gradients are reduced in place (DDP, Horovod)
     a.send = a.in_place ? a.recv : e.send ? buf.slice(e.recv * width, e.send * width) : Buf{};
-    if (m.coll == Coll::Allreduce) a.algo = algo;
     args_.push_back(a);
   }
   launch_.resize(plan.messages.size());

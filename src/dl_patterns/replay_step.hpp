@@ -27,6 +27,10 @@ struct StepSample {  // this rank, microseconds
 // together, so each gets its own buffer; later segments reuse them.
 size_t replay_buffer_bytes(const ReplayPlan& plan, int nranks);
 
+// The collective a message runs, without buffers (their memory kind only): allreduces are
+// in place, as the frameworks reduce gradients, and take the forced engine algorithm.
+CollArgs message_args(const ReplayMessage& m, Mem mem, const std::string& algo);
+
 class StepRunner {
  public:
   // `algo` forces the engine algorithm of allreduce messages (empty: the backend chooses).

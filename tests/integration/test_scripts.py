@@ -203,10 +203,17 @@ def main_job_quick_sweep(env):
     check("failed" not in p.stderr, "a benchmark failed during the sweep:\n" + p.stderr[-3000:])
     for name in ("info.json", "copy_bw.json", "summary.md", "allreduce.mpi.host.json",
                  "allreduce.engine.host.json", "allreduce.engine-all.host.json", "bw.engine-plain.host.json",
-                 "ialltoall.mpi-t10.host.json", "latency.engine.host.json"):
+                 "ialltoall.mpi-t10.host.json", "latency.engine.host.json",
+                 "allreduce.engine-p2p.host.json", "replay-resnet50-ddp-trace.engine.host.json",
+                 "replay.md", "plots/replay.steps.png"):
         check(os.path.getsize(os.path.join(out, name)) > 0, f"{name} missing or empty")
     for path in glob.glob(os.path.join(out, "*.host.json")):
         doc = load_json(path)
         check(doc["status"] == "complete", f"{path}: {doc['status']}")
+    with open(os.path.join(out, "summary.md")) as f:
+        summary = f.read()
+    check("| resnet50 | ddp" in summary, "replay step table in summary.md")
+    check("shared memory" not in load_json(os.path.join(out, "allreduce.engine-p2p.host.json"))
+          ["backend"]["library"], "engine-p2p runs without its shared-memory path")
     pngs = glob.glob(os.path.join(out, "plots", "*.png"))
     check(len(pngs) >= 10 and all(os.path.getsize(p) > 0 for p in pngs), f"plots: {pngs}")
