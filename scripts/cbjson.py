@@ -93,6 +93,11 @@ def number(obj, *keys):
     return float(obj)
 
 
+def average(obj, key):
+    """obj[key]['avg'] for statistics blocks (cb_replay's step_us), or obj[key] if a number."""
+    return _first(number(obj, key, "avg"), number(obj, key))
+
+
 def text(obj, *keys, default=""):
     for k in keys:
         if not isinstance(obj, dict) or k not in obj:
@@ -184,7 +189,12 @@ class Series:
 
 
 def series_of(path, doc):
-    """Splits a document into one Series per algorithm (records' 'algo'; '' when none)."""
+    """An `--algo all` document gives one Series per algorithm (records' 'algo'); any other
+    is one Series, whatever algorithm the backend selected at each size: one curve, as a
+    user of the backend sees it."""
+    opts = doc.get("options") if isinstance(doc.get("options"), dict) else {}
+    if opts.get("algo") != "all":
+        return [Series(path, doc, "", doc["results"])]
     groups = {}
     for rec in doc["results"]:
         algo = rec.get("algo") if isinstance(rec.get("algo"), str) else ""

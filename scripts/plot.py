@@ -168,10 +168,16 @@ def line_figure(plt, spec, series, outdir, prefix):
         return []
     fig, ax = plt.subplots(figsize=(8, 5))
     several = len({s.benchmark for s, *_ in drawn}) > 1
+    # Up to 10 series: the default cycle; more: tab20, and markers that cycle differently,
+    # so that no two lines share both colour and marker.
+    count = len({id(s) for s, *_ in drawn})
+    palette = [f"C{i}" for i in range(10)] if count <= 10 else list(plt.get_cmap("tab20").colors)
+    markers = "o" if count <= 10 else "osD^v<>"
     colors = {}
     for s, line, xs, ys in drawn:
-        color = colors.setdefault(id(s), f"C{len(colors) % 10}")
-        ax.plot(xs, ys, line.style, marker="o", markersize=3, color=color,
+        k = colors.setdefault(id(s), len(colors))
+        ax.plot(xs, ys, line.style, marker=markers[k % len(markers)], markersize=3,
+                color=palette[k % len(palette)],
                 label=s.label(with_benchmark=several) + line.suffix)
     size_axis(ax, [x for d in drawn for x in d[2]])
     if spec.ylog:
@@ -194,7 +200,7 @@ def replay_rows(series):
     """(bar label, compute, exposed, other, overlap %) per record that has step_us."""
     rows = []
     for i, r in enumerate(series.records):
-        step = cbjson.number(r, "step_us")
+        step = cbjson.average(r, "step_us")
         comp = cbjson.number(r, "compute_us") or 0.0
         exposed = cbjson.number(r, "exposed_comm_us") or 0.0
         if step is None:

@@ -2,6 +2,7 @@
 # Plots and a comparison summary for a results directory (as scripts/sweep.sh writes it):
 #   scripts/plots.sh RESULTS_DIR [BASELINE_BACKEND]
 # RESULTS_DIR/plots/<benchmark>.<figure>.{png,svg}   plot.py --per-benchmark
+# RESULTS_DIR/plots/side-by-side.<benchmark>.*       the backends alone, without variants
 # RESULTS_DIR/summary.md, summary.json               compare.py --baseline-backend (mpi)
 # RESULTS_DIR/replay.md, plots/replay.steps.*         replay_table.py (appended to summary.md)
 # Files that are not usable results (aborted runs with no sizes) are skipped with a warning.
@@ -29,6 +30,15 @@ if [ ${#others[@]} -gt 0 ]; then
   "$py" "$here/compare.py" --baseline-backend "$baseline" --metric latency,busbw,bandwidth \
     --skip-invalid --md "$dir/summary.md" --json "$dir/summary.json" "${others[@]}" || status=$?
 fi
+# Backends alone (no engine variants), one figure set per benchmark, for files named as
+# sweep.sh names them (<bench>.<backend>.<memory>.json).
+for b in latency bw bibw mbw_mr allreduce bcast alltoall; do
+  mapfile -t main < <(ls "$dir/$b".{mpi,engine,nccl}.*.json 2>/dev/null || true)
+  if [ ${#main[@]} -gt 1 ]; then
+    "$py" "$here/plot.py" --skip-invalid --prefix "side-by-side.$b." -o "$dir/plots" \
+      "${main[@]}" >/dev/null || status=$?
+  fi
+done
 if [ ${#replays[@]} -gt 0 ]; then
   "$py" "$here/replay_table.py" --baseline "$baseline" --skip-invalid --md "$dir/replay.md" \
     --plot "$dir/plots/replay.steps" "${replays[@]}" || status=$?

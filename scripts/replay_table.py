@@ -32,7 +32,7 @@ def rows_from(paths, skip_invalid):
         backend = cbjson.text(doc, "backend", "name")
         opts = doc.get("options", {})
         for rec in doc["results"]:
-            if cbjson.number(rec, "step_us") is None:
+            if cbjson.average(rec, "step_us") is None:
                 continue
             inp = rec.get("input", {})
             name = inp.get("model") or inp.get("name") or os.path.basename(path)
@@ -60,11 +60,11 @@ def markdown(table, backends, baseline):
         for b in backends:
             r = by_backend.get(b, {})
             ov = cbjson.number(r, "overlap_pct")
-            row += [ms(cbjson.number(r, "step_us")), ms(cbjson.number(r, "exposed_comm_us")),
+            row += [ms(cbjson.average(r, "step_us")), ms(cbjson.number(r, "exposed_comm_us")),
                     "" if ov is None else f"{ov:.0f}"]
-        base = cbjson.number(by_backend.get(baseline, {}), "step_us")
+        base = cbjson.average(by_backend.get(baseline, {}), "step_us")
         for b in others if baseline in backends else []:
-            cand = cbjson.number(by_backend.get(b, {}), "step_us")
+            cand = cbjson.average(by_backend.get(b, {}), "step_us")
             row.append(f"{cand / base:.2f}" if cand and base else "")
         lines.append("| " + " | ".join(row) + " |")
     return "\n".join(lines) + "\n"
@@ -77,7 +77,7 @@ def plot(table, backends, prefix):
 
     keys = sorted(table)
     width = 0.8 / max(1, len(backends))
-    fig, ax = plt.subplots(figsize=(max(8, 0.6 * len(keys) * len(backends)), 4.5))
+    fig, ax = plt.subplots(figsize=(min(16, max(8, 0.3 * len(keys) * len(backends))), 5))
     for i, b in enumerate(backends):
         xs = [k + (i - (len(backends) - 1) / 2) * width for k in range(len(keys))]
         comp = [(cbjson.number(table[k].get(b, {}), "compute_us") or 0) / 1e3 for k in keys]

@@ -35,26 +35,35 @@ if python3 -c 'import json,sys; sys.exit(0 if json.load(open(sys.argv[1]))["envi
   backends+=(nccl)  # a usable GPU: NCCL runs on device buffers
 fi
 
-for backend in "${backends[@]}"; do
-  dev=()
-  [ "$backend" = nccl ] && dev=(-d cuda)
-  if [ "$backend" != nccl ]; then
-    for bench in latency bw bibw mbw_mr; do run 2 "$bench" "$backend" "$backend" -c; done
-  fi
-  for coll in allreduce bcast alltoall; do run 2 "$coll" "$backend" "$backend" -c "${dev[@]}"; done
-  for coll in iallreduce ibcast ialltoall; do
-    run 2 "$coll" "$backend" "$backend-t0" -c -t 0 "${dev[@]}"
-    run 2 "$coll" "$backend" "$backend-t10" -c -t 10 "${dev[@]}"
-  done
+# Backends run back to back for each benchmark (not one backend after the other): this
+# VM's speed drifts over minutes (see README, "Comparing backends"), and a ratio should
+# compare runs made under the same conditions.
+dev_of() { [ "$1" = nccl ] && echo "-d cuda" || true; }
+for bench in latency bw bibw mbw_mr; do
+  for backend in mpi engine; do run 2 "$bench" "$backend" "$backend" -c; done
+  # engine with plain (page-aligned heap) buffers instead of its shared-memory ones
+  if [ "$bench" = bw ]; then run 2 bw engine engine-plain --alloc plain -c; fi
 done
-
-# The engine's own variants: every algorithm, plain (non-shared) buffers, progress thread,
-# and the engine with its shared-memory path off (algorithms over MPI point-to-point).
-for coll in allreduce bcast alltoall; do run 2 "$coll" engine engine-all --algo all -c; done
-for bench in bw allreduce bcast; do run 2 "$bench" engine engine-plain --alloc plain -c; done
-for coll in iallreduce ialltoall; do run 2 "$coll" engine engine-pt-t0 --progress-thread -t 0 -c; done
 for coll in allreduce bcast alltoall; do
+  for backend in "${backends[@]}"; do
+    # shellcheck disable=SC2046
+    run 2 "$coll" "$backend" "$backend" -c $(dev_of "$backend")
+  done
+  # The engine's variants: its shared-memory path off (algorithms over MPI point-to-point),
+  # every algorithm at every size, plain buffers.
   CB_ENGINE_SHM=0 run 2 "$coll" engine engine-p2p -c
+  run 2 "$coll" engine engine-all --algo all -c
+  if [ "$coll" != alltoall ]; then run 2 "$coll" engine engine-plain --alloc plain -c; fi
+done
+for coll in iallreduce ibcast ialltoall; do
+  for t in 0 10; do
+    for backend in "${backends[@]}"; do
+      # shellcheck disable=SC2046
+      run 2 "$coll" "$backend" "$backend-t$t" -c -t "$t" $(dev_of "$backend")
+    done
+  done
+  # the engine advancing its schedules in a background thread
+  if [ "$coll" != ibcast ]; then run 2 "$coll" engine engine-pt-t0 --progress-thread -t 0 -c; fi
 done
 
 # DL gradient replay, where cb_replay exists: every model, grouping policy and backend,
@@ -63,15 +72,16 @@ if [ -x "$build/cb_replay" ]; then
   iters=(-i 10 -x 2)
   models=(resnet50 vgg16 bert-base gpt2)
   if [ "$quick" = "--quick" ]; then iters=(-i 2 -x 1); models=(resnet50); fi
-  for backend in "${backends[@]}"; do
-    dev=() mem=host
-    [ "$backend" = nccl ] && dev=(-d cuda) mem=cuda
-    for model in "${models[@]}"; do
-      for fusion in none horovod ddp; do
-        for compute in none trace; do
+  for model in "${models[@]}"; do
+    for fusion in none horovod ddp; do
+      for compute in none trace; do
+        for backend in "${backends[@]}"; do  # back to back, as above
+          mem=host
+          [ "$backend" = nccl ] && mem=cuda
           name="replay-$model-$fusion-$compute.$backend.$mem"
+          # shellcheck disable=SC2046
           "$mpirun" -n 2 "$build/cb_replay" --backend "$backend" --model "$model" \
-            --fusion "$fusion" --compute "$compute" "${iters[@]}" "${dev[@]}" \
+            --fusion "$fusion" --compute "$compute" "${iters[@]}" $(dev_of "$backend") \
             -J "$out/$name.json" | tee "$out/$name.txt" ||
             echo "sweep: cb_replay $backend $model $fusion $compute failed; continuing" >&2
         done

@@ -12,7 +12,7 @@ SYSTEM_PYTHON = "/usr/bin/python3"
 
 
 def document(benchmark, backend, records, library="MPICH Version: 4.0.2", host="node1",
-             nranks=4, status="complete", dtype="float", op="sum"):
+             nranks=4, status="complete", dtype="float", op="sum", algo=""):
     return {
         "schema": "collbench.result/1",
         "benchmark": {"name": benchmark, "title": benchmark.title() + " Test",
@@ -20,7 +20,7 @@ def document(benchmark, backend, records, library="MPICH Version: 4.0.2", host="
         "backend": {"name": backend, "library": library},
         "argv": ["cb_" + benchmark],
         "options": {"backend": backend, "dtype": dtype, "op": op, "buffers": ["host", "host"],
-                    "accelerator": "host"},
+                    "accelerator": "host", "algo": algo},
         "start_time": "2025-01-01T00:00:00Z", "end_time": "2025-01-01T00:01:00Z",
         "environment": {"hostname": host, "nranks": nranks, "nodes": 1,
                         "hosts": [{"name": host, "ranks": list(range(nranks))}],
@@ -69,7 +69,9 @@ def overlap_record(size, pure, compute, overall):
 
 def replay_record(name, compute, exposed, other=0.0):
     step = compute + exposed + other
-    return {"name": name, "step_us": step, "compute_us": compute, "exposed_comm_us": exposed,
+    # step_us as cb_replay writes it: a statistics block over the timed steps
+    return {"name": name, "step_us": {"avg": step, "min": step, "max": step},
+            "compute_us": compute, "exposed_comm_us": exposed,
             "overlap_pct": 100.0 * (1 - exposed / (exposed + 400.0))}
 
 
@@ -83,7 +85,7 @@ def collective_files(dirname):
             "allreduce", "engine",
             [coll_record(s, 3.0 + s / 6e3, "ring") for s in sizes]
             + [coll_record(s, 1.5 + s / 4e3, "recursive_doubling") for s in sizes],
-            library="collbench engine 0.1.0"),
+            library="collbench engine 0.1.0", algo="all"),
         "allreduce.nccl.json": document("allreduce", "nccl",
                                         [coll_record(s, 20.0 + s / 2e4) for s in sizes],
                                         library="NCCL 2.28.9"),

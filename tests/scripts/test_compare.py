@@ -90,6 +90,16 @@ class CompareTest(unittest.TestCase):
             md = f.read()
         self.assertIn("engine/ring (collbench engine 0.1.0) @ node1", md)
 
+    def test_tuned_run_is_one_series_across_its_algorithms(self):
+        sizes = [4 << k for k in range(0, 11, 2)]
+        tuned = [fx.coll_record(s, 1.0, "shm_flat" if s <= 256 else "shm") for s in sizes]
+        base = [fx.coll_record(s, 2.0) for s in sizes]
+        paths = fx.write_all(self.dir, {"m.json": fx.document("allreduce", "mpi", base),
+                                        "e.json": fx.document("allreduce", "engine", tuned)})
+        (c,) = self.compare(paths["m.json"], paths["e.json"], "--metric", "latency")
+        self.assertEqual(c["candidate"]["algo"], "")
+        self.assertEqual([r["ratio"] for r in c["rows"]], [0.5] * len(sizes))
+
     def test_default_metric_follows_the_baseline(self):
         paths = fx.collective_files(self.dir)
         comps = self.compare(paths["allreduce.mpi.json"], paths["allreduce.engine.json"])

@@ -77,12 +77,13 @@ class PlotTest(unittest.TestCase):
         self.assertEqual(outputs(self.out), sorted(
             f"{b}.{n}.{e}" for b, n in (("allreduce", "latency"), ("allreduce", "busbw"),
                                         ("allreduce", "algbw"), ("iallreduce", "latency"),
-                                        ("iallreduce", "overlap"), ("replay", "replay"))
+                                        ("iallreduce", "overlap"), ("replay", "steps"))
             for e in ("png", "svg")))
         with open(os.path.join(self.dir, "summary.md")) as f:
             md = f.read()
         self.assertIn("| allreduce | nccl (NCCL 2.28.9) @ node1 | mpi (MPICH 4.0.2) @ node1 | "
                       "busbw |", md)
+        self.assertIn("## Gradient replay (cb_replay), step times", md)  # replay_table.py
 
     def test_missing_matplotlib_is_explained(self):
         # -S drops site-packages, so this interpreter cannot import matplotlib; re-running
