@@ -101,6 +101,7 @@ EngineBackend::EngineBackend(const Control& ctl, bool progress_thread)
   }
   for (Coll c : kColls)
     for (Mem m : {Mem::Host, Mem::Cuda}) pruned_[{c, m}] = table_.prune(c, m, comm_.size());
+  for (Coll c : kColls) env_algos_[c] = env_algo(c);
 }
 
 std::string EngineBackend::library_version() const {
@@ -192,7 +193,8 @@ void EngineBackend::batch(std::span<const P2POp> ops) {
 }
 
 const engine::Algorithm* EngineBackend::choose(const CollArgs& a, std::string* why) const {
-  const std::string forced = !a.algo.empty() ? a.algo : env_algo(a.coll);
+  const auto env = env_algos_.find(a.coll);
+  const std::string& forced = !a.algo.empty() || env == env_algos_.end() ? a.algo : env->second;
   if (forced.empty()) {
     const engine::Algorithm* algo =
         engine::select_algorithm(pruned_.at({a.coll, a.recv.mem}), a, world_);

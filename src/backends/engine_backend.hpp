@@ -53,8 +53,9 @@ class EngineBackend final : public Backend {
   std::unique_ptr<engine::Executor> cuda_;
   engine::TuningTable table_;
   std::map<std::pair<Coll, Mem>, std::vector<engine::Rule>> pruned_;
-  engine::Schedule blocking_;        // reused by every blocking call: no allocation per call
-  std::vector<engine::Step> steps_;  // reused by batch()
+  std::map<Coll, std::string> env_algos_;  // CB_<COLL>_ALGO, read once (not per call)
+  engine::Schedule blocking_;              // reused by every blocking call: no allocation per call
+  std::vector<engine::Step> steps_;        // reused by batch()
   std::vector<int> tags_;
   std::unique_ptr<engine::ProgressThread> progress_;  // last: stops before the rest goes
 };

@@ -210,6 +210,11 @@ def main_job_quick_sweep(env):
     for path in glob.glob(os.path.join(out, "*.host.json")):
         doc = load_json(path)
         check(doc["status"] == "complete", f"{path}: {doc['status']}")
+    for r in load_json(os.path.join(out, "copy_bw.json"))["results"]:
+        for t in ("1_thread", "all_threads"):
+            whole, pieces = r[f"copy_GBps_{t}_whole"], r[f"copy_GBps_{t}_pieces"]
+            check(min(whole, pieces) > 0 and r[f"copy_GBps_{t}"] == max(whole, pieces),
+                  f"copy bound at {r['bytes']} B: {r}")
     with open(os.path.join(out, "summary.md")) as f:
         summary = f.read()
     check("| resnet50 | ddp" in summary, "replay step table in summary.md")
