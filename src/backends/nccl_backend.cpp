@@ -71,25 +71,6 @@ ncclRedOp_t nccl_op(Op op) {
   return ncclSum;
 }
 
-// Runs a local setup step and agrees on its outcome with every rank (agree() prints the
-// first failure once and throws ExitRequest everywhere), so that no rank goes on into a
-// collective setup call that the failed ranks will never make.
-template <typename Step>
-void agreed_step(const Control& ctl, Step&& step) {
-  int status = kExitOk;
-  std::string message;
-  try {
-    step();
-  } catch (const UsageError& e) {
-    status = kExitUsage;
-    message = e.what();
-  } catch (const std::exception& e) {
-    status = kExitRuntime;
-    message = e.what();
-  }
-  agree(ctl, status, message);
-}
-
 // NCCL fails with "Duplicate GPU detected" when two ranks share a GPU; say so up front.
 void refuse_shared_gpus(const Control& ctl, const std::string& my_bus_id) {
   MPI_Comm node = MPI_COMM_NULL;
@@ -203,7 +184,7 @@ NcclBackend::NcclBackend(const Options& opt, const Control& ctl)
                      (opt.side_mem[0] == Mem::Cuda ? "D H" : "H D"));
 
   std::string bus_id;
-  agreed_step(ctl, [&] {
+  agreed(ctl, [&] {
     const std::string why = gpu::unavailable_reason();
     if (!why.empty()) throw UsageError(why);
     gpu::cuda_check(cudaGetDevice(&device_), "cudaGetDevice");
@@ -216,7 +197,7 @@ NcclBackend::NcclBackend(const Options& opt, const Control& ctl)
   refuse_shared_gpus(ctl, bus_id);
 
   ncclUniqueId id{};
-  agreed_step(ctl, [&] {
+  agreed(ctl, [&] {
     if (ctl.is_root()) {
       const ncclResult_t r = ncclGetUniqueId(&id);
       if (r != ncclSuccess) throw RuntimeError("ncclGetUniqueId failed: " + nccl_error(r));
@@ -227,7 +208,7 @@ NcclBackend::NcclBackend(const Options& opt, const Control& ctl)
   // Collective: a rank that fails here may leave the others waiting inside NCCL's
   // bootstrap; nothing can be agreed before it returns.
   try {
-    agreed_step(ctl, [&] {
+    agreed(ctl, [&] {
       const ncclResult_t r = ncclCommInitRank(&comm_, size_, id, rank_);
       if (r != ncclSuccess) {
         comm_ = nullptr;

@@ -35,22 +35,6 @@ class MpiSession {
   MpiSession& operator=(const MpiSession&) = delete;
 };
 
-// Runs a local setup step on every rank and agrees on its outcome (see agree()).
-void agreed(const Control& ctl, const std::function<void()>& step) {
-  int status = kExitOk;
-  std::string message;
-  try {
-    step();
-  } catch (const UsageError& e) {
-    status = kExitUsage;
-    message = e.what();
-  } catch (const std::exception& e) {
-    status = kExitRuntime;
-    message = e.what();
-  }
-  agree(ctl, status, message);
-}
-
 std::string join(const std::vector<std::string>& words) {
   std::string s;
   for (const auto& w : words) s += (s.empty() ? "" : " ") + w;

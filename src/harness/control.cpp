@@ -148,4 +148,19 @@ void agree(const Control& ctl, int status, const std::string& message) {
   throw ExitRequest{worst};
 }
 
+void agreed(const Control& ctl, const std::function<void()>& step) {
+  int status = kExitOk;
+  std::string message;
+  try {
+    step();
+  } catch (const UsageError& e) {
+    status = kExitUsage;
+    message = e.what();
+  } catch (const std::exception& e) {
+    status = kExitRuntime;
+    message = e.what();
+  }
+  agree(ctl, status, message);
+}
+
 }  // namespace cb

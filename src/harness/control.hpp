@@ -5,6 +5,7 @@
 
 #include <mpi.h>
 
+#include <functional>
 #include <span>
 #include <string>
 #include <utility>
@@ -63,6 +64,11 @@ void wait_all(std::span<MPI_Request> reqs, WaitMode mode);
 // prints its message (one line) and every rank throws ExitRequest with the worst status.
 // `status` is 0 on success; `message` is printed only when status != 0.
 void agree(const Control& ctl, int status, const std::string& message);
+
+// Runs a local step on every rank and agrees on its outcome: a UsageError is status 2,
+// any other exception status 3 (see agree()). No rank goes on into a collective call
+// that a failed rank will never make.
+void agreed(const Control& ctl, const std::function<void()>& step);
 
 // Logical processors on this node (the limit for busy-polling ranks).
 int cores_on_node();
