@@ -1,5 +1,5 @@
 // What the alltoall algorithms share: where the input blocks are (a copy of recv when in
-// place) and the address of block i.
+// place), the address of block i, and the shifted exchange (pairwise, linear).
 #pragma once
 
 #include "collective/engine/algos/common.hpp"
@@ -24,5 +24,20 @@ struct AlltoallBuffers {
   const std::byte* in_block(int i) const { return in + block * static_cast<size_t>(i); }
   std::byte* out_block(int i) const { return out + block * static_cast<size_t>(i); }
 };
+
+// Own block copied; then for k = 1..p-1 send to rank + k and receive from rank - k,
+// `peers_per_round` exchanges in flight per round (1: pairwise).
+inline void shifted_exchange(Schedule& s, const CollArgs& a, const Group& c, int peers_per_round) {
+  const int n = c.size(), r = c.rank();
+  const AlltoallBuffers b(s, a, n);
+  s.copy(b.out_block(r), b.in_block(r), b.block);
+  for (int k = 1; k < n; ++k) {
+    const int to = (r + k) % n, from = (r - k + n) % n;
+    s.recv(b.out_block(from), b.block, from);
+    s.send(b.in_block(to), b.block, to);
+    if (k % peers_per_round == 0) s.end_round();
+  }
+  s.end_round();
+}
 
 }  // namespace cb::engine

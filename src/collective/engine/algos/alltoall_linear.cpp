@@ -19,16 +19,7 @@ int window() {
 }
 
 void build(Schedule& s, const CollArgs& a, const Group& c) {
-  const int n = c.size(), r = c.rank();
-  const AlltoallBuffers b(s, a, n);
-  s.copy(b.out_block(r), b.in_block(r), b.block);
-  for (int k = 1; k < n; ++k) {
-    const int to = (r + k) % n, from = (r - k + n) % n;
-    s.recv(b.out_block(from), b.block, from);
-    s.send(b.in_block(to), b.block, to);
-    if (k % window() == 0) s.end_round();
-  }
-  s.end_round();
+  shifted_exchange(s, a, c, window());
 }
 
 }  // namespace

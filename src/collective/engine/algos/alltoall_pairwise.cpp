@@ -8,16 +8,7 @@ namespace cb::engine {
 namespace {
 
 void build(Schedule& s, const CollArgs& a, const Group& c) {
-  const int n = c.size(), r = c.rank();
-  const AlltoallBuffers b(s, a, n);
-  s.copy(b.out_block(r), b.in_block(r), b.block);
-  for (int k = 1; k < n; ++k) {
-    const int to = (r + k) % n, from = (r - k + n) % n;
-    s.recv(b.out_block(from), b.block, from);
-    s.send(b.in_block(to), b.block, to);
-    s.end_round();
-  }
-  s.end_round();
+  shifted_exchange(s, a, c, 1);
 }
 
 }  // namespace
