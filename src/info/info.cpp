@@ -276,20 +276,9 @@ int run(int argc, char** argv) {
   }
   const json info = collect(ctl);
   if (ctl.is_root()) print(info);
-  int status = kExitOk;
-  std::string message;
-  if (ctl.is_root() && !json_path.empty()) {
-    try {
-      write_json(info, json_path);
-    } catch (const UsageError& e) {
-      status = kExitUsage;
-      message = e.what();
-    } catch (const std::exception& e) {
-      status = kExitRuntime;
-      message = e.what();
-    }
-  }
-  agree(ctl, status, message);
+  agreed(ctl, [&] {
+    if (ctl.is_root() && !json_path.empty()) write_json(info, json_path);
+  });
   return kExitOk;
 }
 
