@@ -1,8 +1,9 @@
-// The validation data of collective/verify.cpp (input_value, apply_op, store_element,
-// store_poison) and the point-to-point byte pattern of harness/memory.cpp (pattern_byte),
-// written once for host and device: the validation kernels run these, and
-// tests/gpu/verify_values_test.cpp checks on the host that they equal the originals for
-// many (dtype, op, rank, nranks, index). Any change there must be mirrored here.
+// The validation data of every collective, written once for host and device:
+// collective/verify.cpp's input_value() and apply_op() and harness/memory.cpp's
+// pattern_byte() are these functions, and the validation kernels run them too. What still
+// has a host twin (store_element / load_element / store_poison as encode / decode /
+// poison, the CollSpec fill and check) is checked equal on the host by
+// tests/gpu/verify_values_test.cpp for many (dtype, op, rank, nranks, index).
 //
 // Plain C++ when compiled without nvcc (CB_HOST_DEVICE is then empty).
 #pragma once
@@ -29,7 +30,7 @@
 
 namespace cb::gpu::values {
 
-// verify.cpp's mix(): a splitmix-style hash of (rank, index).
+// A splitmix-style hash of (rank, index).
 CB_HOST_DEVICE inline uint32_t mix(int rank, uint64_t index) {
   uint64_t x =
       index * 0x9E3779B97F4A7C15ull + static_cast<uint64_t>(rank + 1) * 0xC2B2AE3D27D4EB4Full;
@@ -65,7 +66,9 @@ CB_HOST_DEVICE inline int max_doublings(Dtype dt) {
   }
 }
 
-// verify.cpp's input_value(), with std::max spelled out (same operand order and result).
+// Rank `rank`'s input at element `index` for a reduction `op` over `nranks` ranks (sum:
+// |v| <= limit / nranks, so any partial sum stays within the limit; prod: +-1 or +-2, with
+// 2 only on the first ranks, so |product| <= 2^max_doublings; max/min: the full range).
 CB_HOST_DEVICE inline double input_value(Dtype dt, Op op, int rank, int nranks, uint64_t index) {
   const uint32_t h = values::mix(rank, index);
   switch (op) {
@@ -88,7 +91,7 @@ CB_HOST_DEVICE inline double input_value(Dtype dt, Op op, int rank, int nranks, 
   return 0;
 }
 
-// verify.cpp's apply_op() (std::max(a, b) is a < b ? b : a; std::min(a, b) is b < a ? b : a).
+// a op b, with std::max / std::min spelled out for the device (same results).
 CB_HOST_DEVICE inline double apply_op(Op op, double a, double b) {
   switch (op) {
     case Op::Sum:
@@ -282,7 +285,7 @@ CB_HOST_DEVICE inline bool wrong_at(const CollData& d, size_t k, uint64_t bits) 
   return values::decode(d.dtype, bits) != values::expected_at(d, k);
 }
 
-// ---- Point-to-point validation: harness/memory.cpp's pattern_byte(). ----
+// ---- Point-to-point validation: the byte pattern (harness/memory.cpp's fill and check). ----
 
 CB_HOST_DEVICE inline uint8_t pattern_byte(uint32_t seed, size_t index) {
   uint32_t x = static_cast<uint32_t>(index) * 0x9E3779B1u + (seed + 1) * 0x85EBCA6Bu +

@@ -6,6 +6,7 @@
 
 #include "gpu/device.hpp"
 #include "gpu/validate.hpp"
+#include "gpu/verify_values.hpp"
 #include "harness/errors.hpp"
 
 namespace cb {
@@ -53,13 +54,8 @@ void write_buffer(const Buf& buf, const std::vector<std::byte>& data) {
     std::memcpy(buf.ptr, data.data(), n);
 }
 
-uint8_t pattern_byte(uint32_t seed, size_t index) {
-  uint32_t x = static_cast<uint32_t>(index) * 0x9E3779B1u + (seed + 1) * 0x85EBCA6Bu +
-               static_cast<uint32_t>(index >> 32);
-  x ^= x >> 15;
-  x *= 0x2C1B3C6Du;
-  x ^= x >> 12;
-  return static_cast<uint8_t>(x);
+uint8_t pattern_byte(uint32_t seed, size_t index) {  // one formula for host and device
+  return gpu::values::pattern_byte(seed, index);
 }
 
 namespace {
