@@ -8,8 +8,8 @@ import sys
 
 from cbtest import case, check, load_json
 
-SCRIPTS = pathlib.Path(__file__).resolve().parents[2] / "scripts"
-SYSTEM_PYTHON = "/usr/bin/python3"
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "scripts"))
+from fixtures import SCRIPTS, plotting_python  # noqa: E402  (tests/scripts/fixtures.py)
 
 
 def script(name, args, python=None):
@@ -17,15 +17,6 @@ def script(name, args, python=None):
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     check("Traceback" not in p.stderr, f"{name} printed a traceback:\n{p.stderr}")
     return p
-
-
-def plotting_python():
-    """Debian's python3 (python3-matplotlib) or this interpreter, whichever has matplotlib."""
-    for py in (SYSTEM_PYTHON, sys.executable):
-        if os.access(py, os.X_OK) and subprocess.run(
-                [py, "-c", "import matplotlib"], capture_output=True).returncode == 0:
-            return py
-    return None
 
 
 def real_runs(env):
