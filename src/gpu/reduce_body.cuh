@@ -14,6 +14,8 @@
 #include <cstring>
 #include <type_traits>
 
+#include "core/reduce_ops.hpp"
+
 #define CB_HD __host__ __device__
 #define CB_HD_INLINE __host__ __device__ __forceinline__
 // Unrolling matters on the device only; the host compiler would warn about the pragma.
@@ -75,51 +77,11 @@ struct Bf16Format {
   }
 };
 
-// ---- Operators: arithmetic ones compute a value, selecting ones pick an operand. ----
-
-struct SumOp {
-  static constexpr bool kSelects = false;
-  template <typename T>
-  CB_HD static T combine(T a, T b) {
-    if constexpr (std::is_integral_v<T>) {
-      using U = std::make_unsigned_t<T>;  // unsigned arithmetic wraps; signed would be UB
-      return static_cast<T>(static_cast<U>(a) + static_cast<U>(b));
-    } else {
-      return a + b;
-    }
-  }
-};
-
-struct ProdOp {
-  static constexpr bool kSelects = false;
-  template <typename T>
-  CB_HD static T combine(T a, T b) {
-    if constexpr (std::is_integral_v<T>) {
-      using U = std::make_unsigned_t<T>;
-      return static_cast<T>(static_cast<U>(a) * static_cast<U>(b));
-    } else {
-      return a * b;
-    }
-  }
-};
-
-// `a != a` is the NaN test: a NaN a is kept, a NaN b wins the comparison's "else"; ties
-// (+0 vs -0 included) go to b. As reduce_host.
-struct MaxOp {
-  static constexpr bool kSelects = true;
-  template <typename T>
-  CB_HD static bool keeps_a(T a, T b) {
-    return (a > b) | (a != a);
-  }
-};
-
-struct MinOp {
-  static constexpr bool kSelects = true;
-  template <typename T>
-  CB_HD static bool keeps_a(T a, T b) {
-    return (a < b) | (a != a);
-  }
-};
+// The element operators (sum, prod, max, min): one definition for host and device.
+using reduce_ops::MaxOp;
+using reduce_ops::MinOp;
+using reduce_ops::ProdOp;
+using reduce_ops::SumOp;
 
 template <typename Fmt, typename O>
 CB_HD_INLINE typename Fmt::Storage combine(typename Fmt::Storage a, typename Fmt::Storage b) {

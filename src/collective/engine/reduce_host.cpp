@@ -6,6 +6,7 @@
 #include <type_traits>
 
 #include "core/half.hpp"
+#include "core/reduce_ops.hpp"
 
 #if defined(__x86_64__)
 #include <cpuid.h>
@@ -63,51 +64,11 @@ constexpr bool kIsPair = requires {
   typename Fmt::Element;
 };
 
-// ---- Operators. Arithmetic ones compute a value; selecting ones pick an operand. ----
-
-struct SumOp {
-  static constexpr bool kSelects = false;
-  template <typename T>
-  CB_INLINE static T combine(T a, T b) {
-    if constexpr (std::is_integral_v<T>) {
-      using U = std::make_unsigned_t<T>;  // unsigned arithmetic wraps; signed would be UB
-      return static_cast<T>(static_cast<U>(a) + static_cast<U>(b));
-    } else {
-      return a + b;
-    }
-  }
-};
-
-struct ProdOp {
-  static constexpr bool kSelects = false;
-  template <typename T>
-  CB_INLINE static T combine(T a, T b) {
-    if constexpr (std::is_integral_v<T>) {
-      using U = std::make_unsigned_t<T>;
-      return static_cast<T>(static_cast<U>(a) * static_cast<U>(b));
-    } else {
-      return a * b;
-    }
-  }
-};
-
-// `a != a` is the NaN test: a NaN a is kept, and a NaN b wins the comparison's "else".
-// Bitwise | rather than || so no branch is left to stop if-conversion and vectorisation.
-struct MaxOp {
-  static constexpr bool kSelects = true;
-  template <typename T>
-  CB_INLINE static bool keeps_a(T a, T b) {
-    return (a > b) | (a != a);  // NOLINT(misc-redundant-expression)
-  }
-};
-
-struct MinOp {
-  static constexpr bool kSelects = true;
-  template <typename T>
-  CB_INLINE static bool keeps_a(T a, T b) {
-    return (a < b) | (a != a);  // NOLINT(misc-redundant-expression)
-  }
-};
+// The element operators (sum, prod, max, min): one definition for host and device.
+using reduce_ops::MaxOp;
+using reduce_ops::MinOp;
+using reduce_ops::ProdOp;
+using reduce_ops::SumOp;
 
 template <typename Fmt, typename O>
 CB_INLINE typename Fmt::Storage combine_element(typename Fmt::Storage a, typename Fmt::Storage b) {
