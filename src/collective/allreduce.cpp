@@ -23,10 +23,7 @@ void fill(const CollArgs& a, int rank, int nranks, std::byte* send, std::byte* r
 }
 
 size_t check(const CollArgs& a, int, int nranks, const std::byte* recv) {
-  size_t wrong = 0;
-  for (size_t i = 0; i < a.count; ++i)
-    wrong += load_element(recv, i, a.dtype) != expected(a, nranks, i);
-  return wrong;
+  return count_wrong(recv, 0, a.count, a.dtype, [&](size_t i) { return expected(a, nranks, i); });
 }
 
 }  // namespace

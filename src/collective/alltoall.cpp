@@ -26,11 +26,9 @@ void fill(const CollArgs& a, int rank, int nranks, std::byte* send, std::byte* r
 
 size_t check(const CollArgs& a, int rank, int nranks, const std::byte* recv) {
   size_t wrong = 0;
-  for (int peer = 0; peer < nranks; ++peer) {
-    const size_t base = static_cast<size_t>(peer) * a.count;
-    for (size_t j = 0; j < a.count; ++j)
-      wrong += load_element(recv, base + j, a.dtype) != block_value(a, peer, rank, nranks, j);
-  }
+  for (int peer = 0; peer < nranks; ++peer)
+    wrong += count_wrong(recv, static_cast<size_t>(peer) * a.count, a.count, a.dtype,
+                         [&](size_t j) { return block_value(a, peer, rank, nranks, j); });
   return wrong;
 }
 

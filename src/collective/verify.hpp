@@ -23,4 +23,14 @@ double apply_op(Op op, double a, double b);
 // output that is not overwritten is always caught.
 void store_poison(std::byte* base, size_t index, Dtype dt, double expected);
 
+// How many of the elements [first, first + count) of `recv` differ from expected(i), i
+// counted from 0: the check every CollSpec runs.
+template <typename Expected>
+size_t count_wrong(const std::byte* recv, size_t first, size_t count, Dtype dt,
+                   Expected&& expected) {
+  size_t wrong = 0;
+  for (size_t i = 0; i < count; ++i) wrong += load_element(recv, first + i, dt) != expected(i);
+  return wrong;
+}
+
 }  // namespace cb
