@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "collective/engine/reduce_host.hpp"
+#include "engine/reduce_host.hpp"
 #include "core/half.hpp"
 
 namespace {

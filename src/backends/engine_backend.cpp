@@ -5,18 +5,17 @@
 #include <nlohmann/json.hpp>
 #include <utility>
 
-#include "collective/engine/algorithm.hpp"
-#include "collective/engine/execution.hpp"
+#include "engine/algorithm.hpp"
+#include "engine/execution.hpp"
 #include "config.hpp"
 #include "gpu/device.hpp"
-#include "gpu/executor_cuda.hpp"
-#include "harness/environment.hpp"
-#include "harness/errors.hpp"
+#include "engine/executor_cuda.hpp"
+#include "backends/mpi_library.hpp"
+#include "core/errors.hpp"
 
 namespace cb {
 namespace {
 
-constexpr Coll kColls[] = {Coll::Allreduce, Coll::Bcast, Coll::Alltoall};
 
 // Takes the operation's tag and number (the same on every rank), then builds its schedule.
 int build_schedule(engine::Schedule& s, const engine::Algorithm& algo, const CollArgs& args,
@@ -88,7 +87,8 @@ std::string env_algo(Coll coll) {
 }  // namespace
 
 EngineBackend::EngineBackend(const Control& ctl, bool progress_thread)
-    : comm_(MPI_COMM_WORLD, ctl.wait_mode()),
+    : Backend(BackendKind::Engine),
+      comm_(MPI_COMM_WORLD, ctl.wait_mode()),
       world_(comm_.rank(), comm_.size(), &comm_, comm_.node_count() == 1 ? comm_.shm() : nullptr),
       table_(engine::TuningTable::load_default()) {
   if (progress_thread) {
@@ -99,18 +99,22 @@ EngineBackend::EngineBackend(const Control& ctl, bool progress_thread)
           "--progress-thread needs MPI_THREAD_MULTIPLE, which this MPI does not provide");
     progress_ = std::make_unique<engine::ProgressThread>(comm_.wait_mode());
   }
-  for (Coll c : kColls)
-    for (Mem m : {Mem::Host, Mem::Cuda}) pruned_[{c, m}] = table_.prune(c, m, comm_.size());
-  for (Coll c : kColls) env_algos_[c] = env_algo(c);
+  set_layout(comm_.rank(), comm_.size());
+  for (const CollSpec* spec : coll_specs()) {
+    if (!spec->runs_on(BackendKind::Engine)) continue;
+    for (Mem m : {Mem::Host, Mem::Cuda})
+      pruned_[{spec->coll, m}] = table_.prune(spec->coll, m, comm_.size());
+    env_algos_[spec->coll] = env_algo(spec->coll);
+  }
 }
 
-std::string EngineBackend::library_version() const {
-  return std::string("collbench engine ") + CB_VERSION +
-         ", transport: " + (comm_.shm() ? "shared memory + " : "") + "MPI point-to-point (" +
-         mpi_library_version() + ")";
-}
-
-void EngineBackend::describe(nlohmann::json& out) const {
+BackendDescription EngineBackend::description() const {
+  BackendDescription d{"Engine",
+                       std::string("collbench engine ") + CB_VERSION + ", transport: " +
+                           (comm_.shm() ? "shared memory + " : "") + "MPI point-to-point (" +
+                           mpi_library_version() + ")",
+                       {}};
+  nlohmann::json& out = d.facts;
   nlohmann::json algos = nlohmann::json::array();
   for (const engine::Algorithm* a : engine::all_algorithms())
     algos.push_back({{"coll", to_string(a->coll)}, {"name", a->name}, {"summary", a->summary}});
@@ -121,6 +125,7 @@ void EngineBackend::describe(nlohmann::json& out) const {
   out["nodes"] = comm_.node_count();
   out["wait"] = comm_.wait_mode() == WaitMode::Yield ? "yield" : "spin, then yield";
   out["progress_thread"] = progress_ != nullptr;
+  return d;
 }
 
 Buf EngineBackend::alloc(size_t bytes, Mem mem) {
@@ -144,7 +149,7 @@ void EngineBackend::free(Buf& buf) {
 // Point to point on the engine's transport (the pt2pt benchmarks with --backend engine).
 engine::Executor& EngineBackend::executor(Mem mem) {
   if (mem == Mem::Host) return host_;
-  if (!cuda_) cuda_ = gpu::make_cuda_executor();  // reductions as CUDA kernels
+  if (!cuda_) cuda_ = engine::make_cuda_executor();  // reductions as CUDA kernels
   return *cuda_;
 }
 
@@ -219,9 +224,7 @@ const engine::Algorithm* EngineBackend::choose(const CollArgs& a, std::string* w
   return algo;
 }
 
-std::string EngineBackend::unsupported(const CollArgs& a) const {
-  if (a.coll != Coll::Allreduce && a.coll != Coll::Bcast && a.coll != Coll::Alltoall)
-    return "the engine does not implement " + std::string(to_string(a.coll));
+std::string EngineBackend::refuses(const CollArgs& a) const {
   if (a.recv.mem == Mem::Cuda) {
     if (const std::string why = gpu::unavailable_reason(); !why.empty()) return why;
   }

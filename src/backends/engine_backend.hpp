@@ -5,13 +5,13 @@
 #include <memory>
 #include <vector>
 
-#include "collective/engine/comm.hpp"
-#include "collective/engine/executor.hpp"
-#include "collective/engine/progress_thread.hpp"
-#include "collective/engine/schedule.hpp"
-#include "collective/engine/select.hpp"
-#include "harness/backend.hpp"
-#include "harness/control.hpp"
+#include "engine/comm.hpp"
+#include "engine/executor.hpp"
+#include "engine/progress_thread.hpp"
+#include "engine/schedule.hpp"
+#include "engine/select.hpp"
+#include "backends/backend.hpp"
+#include "backends/control.hpp"
 
 namespace cb {
 
@@ -19,12 +19,7 @@ class EngineBackend final : public Backend {
  public:
   EngineBackend(const Control& ctl, bool progress_thread = false);
 
-  std::string name() const override { return "engine"; }
-  std::string title() const override { return "Engine"; }
-  std::string library_version() const override;
-  void describe(nlohmann::json& out) const override;
-  int rank() const override { return comm_.rank(); }
-  int size() const override { return comm_.size(); }
+  BackendDescription description() const override;
 
   // Host buffers come from the node's shared heap, so that local peers read them directly.
   Buf alloc(size_t bytes, Mem mem) override;
@@ -34,13 +29,13 @@ class EngineBackend final : public Backend {
   void recv(const Buf& buf, int peer, int tag) override;
   void batch(std::span<const P2POp> ops) override;
 
-  std::string unsupported(const CollArgs& args) const override;
   void run(const CollArgs& args) override;
   std::unique_ptr<Request> start(const CollArgs& args) override;
   std::string algorithm(const CollArgs& args) const override;
   std::vector<std::string> algorithms(Coll coll) const override;
 
  private:
+  std::string refuses(const CollArgs& args) const override;
   // The algorithm for args: --algo, else CB_<COLL>_ALGO, else the tuning table.
   const engine::Algorithm* choose(const CollArgs& args, std::string* why) const;
   // Posts point-to-point steps (tags[i] for steps[i]) and waits for all of them.

@@ -3,20 +3,20 @@
 #include "backends/engine_backend.hpp"
 #include "backends/mpi_backend.hpp"
 #include "config.hpp"
-#include "harness/errors.hpp"
+#include "core/errors.hpp"
 #if CB_HAVE_NCCL
 #include "backends/nccl_backend.hpp"
 #endif
 
 namespace cb {
 
-std::unique_ptr<Backend> make_backend(const Options& opt, const Control& ctl) {
-  if (opt.staging && opt.backend != "mpi")
+std::unique_ptr<Backend> make_backend(const BackendConfig& opt, const Control& ctl) {
+  if (opt.staging && opt.name != "mpi")
     throw UsageError("--staging applies to the mpi backend (the engine stages device buffers itself)");
-  if (opt.progress_thread && opt.backend != "engine")
+  if (opt.progress_thread && opt.name != "engine")
     throw UsageError("--progress-thread is an engine option (--backend engine)");
-  if (opt.backend == "mpi") return std::make_unique<MpiBackend>(ctl, opt.staging);
-  if (opt.backend == "nccl") {
+  if (opt.name == "mpi") return std::make_unique<MpiBackend>(ctl, opt.staging);
+  if (opt.name == "nccl") {
 #if CB_HAVE_NCCL
     return std::make_unique<NcclBackend>(opt, ctl);
 #else
@@ -25,8 +25,8 @@ std::unique_ptr<Backend> make_backend(const Options& opt, const Control& ctl) {
         "nccl.h / libnccl not found at configure time: set NCCL_ROOT)");
 #endif
   }
-  if (opt.backend == "engine") return std::make_unique<EngineBackend>(ctl, opt.progress_thread);
-  throw UsageError("--backend: unknown backend '" + opt.backend + "'");
+  if (opt.name == "engine") return std::make_unique<EngineBackend>(ctl, opt.progress_thread);
+  throw UsageError("--backend: unknown backend '" + opt.name + "'");
 }
 
 }  // namespace cb

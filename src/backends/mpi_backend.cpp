@@ -3,8 +3,8 @@
 #include <nlohmann/json.hpp>
 
 #include "gpu/device.hpp"
-#include "harness/environment.hpp"
-#include "harness/mpi_check.hpp"
+#include "backends/mpi_library.hpp"
+#include "core/mpi_check.hpp"
 
 namespace cb {
 namespace {
@@ -27,10 +27,6 @@ MPI_Op mpi_op(Op op) {
       return MPI_MIN;
   }
   return MPI_OP_NULL;
-}
-
-bool reduces(Coll c) {
-  return c == Coll::Allreduce || c == Coll::Reduce || c == Coll::ReduceScatter;
 }
 
 class MpiRequest final : public Request {
@@ -107,24 +103,27 @@ MPI_Datatype mpi_datatype(Dtype dt) {
 }
 
 MpiBackend::MpiBackend(const Control& ctl, bool staging)
-    : wait_(ctl.wait_mode()), cuda_aware_(mpi_is_cuda_aware()), staging_(staging) {
+    : Backend(BackendKind::Mpi),
+      wait_(ctl.wait_mode()),
+      cuda_aware_(mpi_is_cuda_aware()),
+      staging_(staging) {
   CB_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &comm_));
   MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN);
-  MPI_Comm_rank(comm_, &rank_);
-  MPI_Comm_size(comm_, &size_);
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm_, &rank);
+  MPI_Comm_size(comm_, &size);
+  set_layout(rank, size);
 }
 
 MpiBackend::~MpiBackend() {
   if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
 }
 
-std::string MpiBackend::library_version() const {
-  return mpi_library_version();
-}
-
-void MpiBackend::describe(nlohmann::json& out) const {
-  describe_mpi_cuda_awareness(out);
-  out["staging"] = staging_;
+BackendDescription MpiBackend::description() const {
+  BackendDescription d{staging_ ? "MPI (host staging)" : "MPI", mpi_library_version(), {}};
+  describe_mpi_cuda_awareness(d.facts);
+  d.facts["staging"] = staging_;
+  return d;
 }
 
 std::string MpiBackend::unsupported_memory(Mem mem) const {
@@ -196,14 +195,12 @@ void MpiBackend::batch(std::span<const P2POp> ops) {
       to_device(ops[i].buf, stage_[i]);
 }
 
-std::string MpiBackend::unsupported(const CollArgs& a) const {
+std::string MpiBackend::refuses(const CollArgs& a) const {
   if (const std::string why = unsupported_memory(a.recv.mem); !why.empty()) return why;
   if (!a.algo.empty())
     return "--algo selects engine algorithms; the mpi backend calls the MPI library, which "
            "chooses its own (for MPICH see MPIR_CVAR_<COLL>_INTRA_ALGORITHM)";
-  if (a.coll != Coll::Allreduce && a.coll != Coll::Bcast && a.coll != Coll::Alltoall)
-    return "the MPI backend does not implement " + std::string(to_string(a.coll));
-  if (reduces(a.coll) && mpi_datatype(a.dtype) == MPI_DATATYPE_NULL)
+  if (coll_reduces(a.coll) && mpi_datatype(a.dtype) == MPI_DATATYPE_NULL)
     return "MPI has no " + std::string(to_string(a.dtype)) +
            " reductions (MPI defines no 16-bit float type); use the engine backend";
   return {};

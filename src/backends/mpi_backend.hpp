@@ -9,8 +9,8 @@
 
 #include <vector>
 
-#include "harness/backend.hpp"
-#include "harness/control.hpp"
+#include "backends/backend.hpp"
+#include "backends/control.hpp"
 
 namespace cb {
 
@@ -19,30 +19,24 @@ class MpiBackend final : public Backend {
   MpiBackend(const Control& ctl, bool staging);
   ~MpiBackend() override;
 
-  std::string name() const override { return "mpi"; }
-  std::string title() const override { return staging_ ? "MPI (host staging)" : "MPI"; }
-  std::string library_version() const override;
-  void describe(nlohmann::json& out) const override;
-  int rank() const override { return rank_; }
-  int size() const override { return size_; }
+  BackendDescription description() const override;
 
   void send(const Buf& buf, int peer, int tag) override;
   void recv(const Buf& buf, int peer, int tag) override;
   void batch(std::span<const P2POp> ops) override;
 
-  std::string unsupported(const CollArgs& args) const override;
   std::string unsupported_memory(Mem mem) const override;
   void run(const CollArgs& args) override;
   std::unique_ptr<Request> start(const CollArgs& args) override;
 
  private:
+  std::string refuses(const CollArgs& args) const override;
   MPI_Request post(const CollArgs& args);
   void run_host(const CollArgs& args);
   bool staged(Mem mem) const { return mem == Mem::Cuda && !cuda_aware_; }
 
   MPI_Comm comm_ = MPI_COMM_NULL;
   WaitMode wait_;
-  int rank_ = 0, size_ = 1;
   std::vector<MPI_Request> reqs_;  // reused by batch()
   bool cuda_aware_ = false;
   bool staging_ = false;

@@ -14,7 +14,7 @@
 #include "gpu/cuda_check.hpp"
 #include "gpu/device.hpp"
 #include "gpu/pointer_cache.hpp"
-#include "harness/mpi_check.hpp"
+#include "core/mpi_check.hpp"
 
 namespace cb {
 namespace {
@@ -175,8 +175,9 @@ class NcclRequest final : public Request {
   bool done_ = false;
 };
 
-NcclBackend::NcclBackend(const Options& opt, const Control& ctl)
-    : wait_(ctl.wait_mode()), rank_(ctl.rank()), size_(ctl.size()) {
+NcclBackend::NcclBackend(const BackendConfig& opt, const Control& ctl)
+    : Backend(BackendKind::Nccl), wait_(ctl.wait_mode()), rank_(ctl.rank()), size_(ctl.size()) {
+  set_layout(rank_, size_);
   // The same options on every rank (checked by the harness), so every rank refuses alike.
   if (opt.mem != Mem::Cuda) throw UsageError(kNeedsDevice);
   if (opt.side_mem[0] != opt.side_mem[1])
@@ -237,15 +238,11 @@ NcclBackend::~NcclBackend() {
   }
 }
 
-std::string NcclBackend::library_version() const {
+BackendDescription NcclBackend::description() const {
   int code = 0;
-  if (ncclGetVersion(&code) != ncclSuccess) return "NCCL (version unknown)";
-  return "NCCL " + version_string(code);
-}
-
-void NcclBackend::describe(nlohmann::json& out) const {
-  int code = 0;
-  ncclGetVersion(&code);
+  const bool known = ncclGetVersion(&code) == ncclSuccess;
+  BackendDescription d{"NCCL", known ? "NCCL " + version_string(code) : "NCCL (version unknown)", {}};
+  nlohmann::json& out = d.facts;
   out["nccl_version"] = version_string(code);
   out["nccl_version_code"] = code;
   cudaDeviceProp prop{};
@@ -257,6 +254,7 @@ void NcclBackend::describe(nlohmann::json& out) const {
   out["stream"] = "one non-blocking CUDA stream per rank";
   out["timing"] = "host clock after the stream has completed (as OMB's NCCL benchmarks)";
   out["buffers"] = "ncclMemAlloc";
+  return d;
 }
 
 void NcclBackend::sync() {
@@ -349,14 +347,12 @@ void NcclBackend::batch(std::span<const P2POp> ops) {
 
 // ---- Collectives ----
 
-std::string NcclBackend::unsupported(const CollArgs& a) const {
+std::string NcclBackend::refuses(const CollArgs& a) const {
   const bool reads_send = !a.in_place && a.coll != Coll::Bcast;
   if (a.recv.mem != Mem::Cuda || (reads_send && a.send.mem != Mem::Cuda)) return kNeedsDevice;
   if (!a.algo.empty())
     return "--algo selects engine algorithms; NCCL chooses its own (see the NCCL_ALGO and "
            "NCCL_PROTO environment variables)";
-  if (a.coll != Coll::Allreduce && a.coll != Coll::Bcast && a.coll != Coll::Alltoall)
-    return "the NCCL backend does not implement " + std::string(to_string(a.coll));
   if (a.coll == Coll::Alltoall && a.in_place)
     return "NCCL has no in-place alltoall (it is grouped ncclSend/ncclRecv, which need "
            "separate buffers)";

@@ -13,9 +13,8 @@
 #include <vector>
 
 #include "gpu/stream.hpp"
-#include "harness/backend.hpp"
-#include "harness/control.hpp"
-#include "harness/options.hpp"
+#include "backends/backend.hpp"
+#include "backends/control.hpp"
 
 namespace cb {
 
@@ -24,15 +23,10 @@ class NcclBackend final : public Backend {
   // Throws UsageError for host buffers, without a usable GPU (gpu::unavailable_reason())
   // and when two ranks would share a GPU (NCCL refuses that); RuntimeError for any NCCL or
   // CUDA failure. Collective over ctl: every rank throws alike.
-  NcclBackend(const Options& opt, const Control& ctl);
+  NcclBackend(const BackendConfig& config, const Control& ctl);
   ~NcclBackend() override;
 
-  std::string name() const override { return "nccl"; }
-  std::string title() const override { return "NCCL"; }
-  std::string library_version() const override;  // "NCCL 2.28.9"
-  void describe(nlohmann::json& out) const override;
-  int rank() const override { return rank_; }
-  int size() const override { return size_; }
+  BackendDescription description() const override;  // library: "NCCL 2.28.9"
 
   // Device buffers come from ncclMemAlloc (what NCCL's zero-copy and NVLS paths want).
   Buf alloc(size_t bytes, Mem mem) override;
@@ -45,13 +39,13 @@ class NcclBackend final : public Backend {
   void recv(const Buf& buf, int peer, int tag) override;
   void batch(std::span<const P2POp> ops) override;
 
-  std::string unsupported(const CollArgs& args) const override;
   void run(const CollArgs& args) override;  // enqueues; sync() waits
   std::unique_ptr<Request> start(const CollArgs& args) override;
   void sync() override;
   void abort() override;  // time limit: ncclCommAbort, callable from another thread
 
  private:
+  std::string refuses(const CollArgs& args) const override;
   // Polls until `done` (a stream or event query) is true, checking NCCL's asynchronous
   // error on the way; spins, or yields in WaitMode::Yield.
   template <typename Done>

@@ -1,15 +1,16 @@
-// The collective benchmarks: one spec per collective, a blocking and a non-blocking
-// descriptor each. main.cpp is compiled once per executable with CB_BENCH_DESC naming one.
+// The collective benchmarks: a blocking and a non-blocking descriptor of each collective
+// in the registry (core/coll_spec.hpp), in one list. main.cpp is compiled once per
+// executable with CB_BENCH_NAME naming its descriptor.
 #pragma once
 
-#include "collective/coll_spec.hpp"
+#include <span>
+#include <string_view>
+
 #include "harness/bench.hpp"
 
 namespace cb {
 
-extern const CollSpec kAllreduceSpec, kBcastSpec, kAlltoallSpec;
-extern const BenchDesc kAllreduceBench, kIallreduceBench;
-extern const BenchDesc kBcastBench, kIbcastBench;
-extern const BenchDesc kAlltoallBench, kIalltoallBench;
+std::span<const BenchDesc> collective_benches();
+const BenchDesc* find_collective_bench(std::string_view name);  // null: no such benchmark
 
 }  // namespace cb

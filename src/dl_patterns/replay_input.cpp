@@ -4,7 +4,8 @@
 #include <stdexcept>
 
 #include "dl_patterns/replay_step.hpp"
-#include "harness/errors.hpp"
+#include "core/coll_spec.hpp"
+#include "core/errors.hpp"
 
 namespace cb::dl {
 namespace {
@@ -35,7 +36,8 @@ std::string origin(const ReplayInput& in, const Options& o, const ReplayMessage&
 }
 
 bool replayable(Coll c) {  // the collectives every backend implements (and -c can check)
-  return c == Coll::Allreduce || c == Coll::Bcast || c == Coll::Alltoall;
+  const CollSpec* spec = find_coll_spec(c);
+  return spec && spec->backends == kAllBackends && spec->check;
 }
 
 }  // namespace

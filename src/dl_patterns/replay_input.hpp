@@ -9,7 +9,7 @@
 
 #include "dl_patterns/fusion.hpp"
 #include "dl_patterns/replay_plan.hpp"
-#include "harness/backend.hpp"
+#include "backends/backend.hpp"
 #include "harness/options.hpp"
 
 namespace cb::dl {

@@ -1,5 +1,7 @@
 #include "dl_patterns/replay_plan.hpp"
 
+#include "core/coll_spec.hpp"
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -216,23 +218,9 @@ Trace to_trace(const ReplayPlan& plan, std::string name, std::string source) {
 }
 
 BufferElements buffer_elements(const ReplayMessage& m, int nranks) {
-  const size_t n = static_cast<size_t>(nranks);
-  switch (m.coll) {
-    case Coll::Allreduce:
-    case Coll::Bcast:
-      return {0, m.count};
-    case Coll::Alltoall:
-      return {m.count * n, m.count * n};
-    case Coll::Allgather:
-      return {m.count, m.count * n};
-    case Coll::ReduceScatter:
-      return {m.count * n, m.count};
-    case Coll::Reduce:
-      return {m.count, m.count};
-    case Coll::None:
-      break;
-  }
-  return {};
+  const CollSpec* spec = find_coll_spec(m.coll);
+  if (!spec) return {};
+  return {replayed_in_place(m.coll) ? 0 : spec->send_elements(m.count, nranks), spec->recv_elements(m.count, nranks)};
 }
 
 }  // namespace cb::dl

@@ -108,5 +108,9 @@ struct BufferElements {
   size_t send = 0, recv = 0;
 };
 BufferElements buffer_elements(const ReplayMessage& m, int nranks);
+// Gradients are reduced in place (DDP, Horovod): allreduces are replayed in place.
+inline bool replayed_in_place(Coll c) {
+  return c == Coll::Allreduce;
+}
 
 }  // namespace cb::dl

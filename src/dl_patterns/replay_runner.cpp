@@ -5,7 +5,7 @@
 
 #include "dl_patterns/replay_input.hpp"
 #include "dl_patterns/replay_step.hpp"
-#include "harness/errors.hpp"
+#include "core/errors.hpp"
 #include "harness/sizes.hpp"
 #include "harness/stats.hpp"
 

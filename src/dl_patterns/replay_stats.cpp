@@ -1,5 +1,7 @@
 #include "dl_patterns/replay_stats.hpp"
 
+#include "core/coll_spec.hpp"
+
 #include <algorithm>
 #include <cstdio>
 #include <map>
@@ -65,26 +67,14 @@ StepFigures step_figures(double step_us, double compute_us, double pure_us, doub
 }
 
 double bus_bytes(const std::vector<ReplayMessage>& messages, int nranks) {
-  const double n = nranks;
   double sum = 0;
   for (const ReplayMessage& m : messages) {
-    const double b = static_cast<double>(m.bytes());
-    switch (m.coll) {
-      case Coll::Allreduce:
-        sum += b * 2 * (n - 1) / n;
-        break;
-      case Coll::Bcast:
-      case Coll::Reduce:
-        sum += b;
-        break;
-      case Coll::Alltoall:
-      case Coll::Allgather:
-      case Coll::ReduceScatter:
-        sum += b * n * (n - 1) / n;  // the gathered or exchanged buffer, as nccl-tests
-        break;
-      case Coll::None:
-        break;
-    }
+    const CollSpec* spec = find_coll_spec(m.coll);
+    if (!spec) continue;
+    // nccl-tests' convention, from the registry: algbw bytes x the bus factor.
+    const double algbw_bytes =
+        static_cast<double>(spec->algbw_elements(m.count, nranks)) * dtype_size(m.dtype);
+    sum += algbw_bytes * spec->bus_factor(nranks);
   }
   return sum;
 }

@@ -4,9 +4,9 @@
 
 #include <algorithm>
 
-#include "collective/benches.hpp"
+#include "core/coll_spec.hpp"
 #include "harness/fault.hpp"
-#include "harness/memory.hpp"
+#include "gpu/memory.hpp"
 #include "harness/timer.hpp"
 
 namespace cb::dl {
@@ -38,18 +38,6 @@ std::vector<size_t> slot_bytes(const ReplayPlan& plan, int nranks) {
   return bytes;
 }
 
-const CollSpec* spec_of(Coll coll) {
-  switch (coll) {
-    case Coll::Allreduce:
-      return &kAllreduceSpec;
-    case Coll::Bcast:
-      return &kBcastSpec;
-    case Coll::Alltoall:
-      return &kAlltoallSpec;
-    default:
-      return nullptr;  // not replayed (see the runner's prepare())
-  }
-}
 
 }  // namespace
 
@@ -60,7 +48,7 @@ CollArgs message_args(const ReplayMessage& m, Mem mem, const std::string& algo) 
   a.dtype = m.dtype;
   a.op = m.op;
   a.root = m.root;
-  a.in_place = m.coll == Coll::Allreduce;  // gradients are reduced in place (DDP, Horovod)
+  a.in_place = replayed_in_place(m.coll);
   a.send.mem = a.recv.mem = mem;
   if (m.coll == Coll::Allreduce) a.algo = algo;
   return a;
@@ -185,7 +173,7 @@ long long StepRunner::validate() {
       ++end;
     for (size_t k = first; k < end; ++k) {  // inputs of the whole segment before any starts
       const CollArgs& a = args_[k];
-      const CollSpec& spec = *spec_of(a.coll);
+      const CollSpec& spec = *find_coll_spec(a.coll);
       const size_t width = dtype_size(a.dtype);
       std::vector<std::byte> send(a.in_place ? 0 : spec.send_elements(a.count, n) * width);
       std::vector<std::byte> recv(spec.recv_elements(a.count, n) * width);
@@ -201,7 +189,7 @@ long long StepRunner::validate() {
       if (corrupt) corrupt_first_byte(a.recv);  // CB_TEST_FAULT=corrupt: -c must notice
       corrupt = false;
       wrong +=
-          static_cast<long long>(spec_of(a.coll)->check(a, rank, n, read_buffer(a.recv).data()));
+          static_cast<long long>(find_coll_spec(a.coll)->check(a, rank, n, read_buffer(a.recv).data()));
     }
     first = end;
   }

@@ -11,9 +11,9 @@
 
 #include "dl_patterns/replay_plan.hpp"
 #include "dl_patterns/replay_stats.hpp"
-#include "harness/backend.hpp"
+#include "backends/backend.hpp"
 #include "harness/compute.hpp"
-#include "harness/control.hpp"
+#include "backends/control.hpp"
 
 namespace cb::dl {
 

@@ -1,6 +1,8 @@
 // collbench trace JSON: reading (with precise errors), writing, and format detection.
 #include "dl_patterns/trace.hpp"
 
+#include "core/coll_spec.hpp"
+
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -24,12 +26,6 @@ constexpr std::string_view kOpFields[] = {"coll",      "bytes",    "count",     
 constexpr std::string_view kCollChoices =
     "allreduce, bcast, alltoall, allgather, reduce_scatter, reduce";
 
-bool is_rooted(Coll c) {
-  return c == Coll::Bcast || c == Coll::Reduce;
-}
-bool is_reducing(Coll c) {
-  return c == Coll::Allreduce || c == Coll::Reduce || c == Coll::ReduceScatter;
-}
 
 // Unknown fields are rejected so that a typo ("cout") is not silently ignored.
 template <size_t N>
@@ -111,7 +107,7 @@ TraceOp parse_op_record(const json& rec, const std::string& where, int world_siz
   op.coll = coll_field(rec, where);
   read_size(rec, where, op);
   if (rec.contains("op")) {
-    if (!is_reducing(op.coll))
+    if (!coll_reduces(op.coll))
       field_error(where, "op", "only allreduce, reduce and reduce_scatter reduce");
     const std::string name = string_field(rec, "op", where);
     const auto parsed = parse_op(name);
@@ -120,7 +116,7 @@ TraceOp parse_op_record(const json& rec, const std::string& where, int world_siz
     op.op = *parsed;
   }
   if (rec.contains("root")) {
-    if (!is_rooted(op.coll)) field_error(where, "root", "only bcast and reduce have a root");
+    if (!coll_is_rooted(op.coll)) field_error(where, "root", "only bcast and reduce have a root");
     op.root = small_nonnegative_integer(rec, "root", where);
     if (world_size > 0 && op.root >= world_size)
       field_error(where, "root", "must be below world_size " + std::to_string(world_size));
@@ -144,8 +140,8 @@ Json op_to(const TraceOp& op, bool with_iteration) {
   j["coll"] = std::string(to_string(op.coll));
   j["count"] = op.count;
   j["dtype"] = std::string(to_string(op.dtype));
-  if (is_reducing(op.coll) && op.op != Op::Sum) j["op"] = std::string(to_string(op.op));
-  if (is_rooted(op.coll)) j["root"] = op.root;
+  if (coll_reduces(op.coll) && op.op != Op::Sum) j["op"] = std::string(to_string(op.op));
+  if (coll_is_rooted(op.coll)) j["root"] = op.root;
   if (!op.name.empty()) j["name"] = op.name;
   if (op.compute_us != 0) j["compute_us"] = op.compute_us;
   if (with_iteration) j["iteration"] = op.iteration;

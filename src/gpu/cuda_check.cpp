@@ -1,6 +1,6 @@
 #include "gpu/cuda_check.hpp"
 
-#include "harness/errors.hpp"
+#include "core/errors.hpp"
 
 namespace cb::gpu {
 

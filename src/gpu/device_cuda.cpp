@@ -7,7 +7,7 @@
 #include "gpu/cuda_check.hpp"
 #include "gpu/device.hpp"
 #include "gpu/pointer_cache.hpp"
-#include "harness/errors.hpp"
+#include "core/errors.hpp"
 
 namespace cb::gpu {
 namespace {

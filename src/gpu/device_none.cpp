@@ -2,7 +2,7 @@
 #include <nlohmann/json.hpp>
 
 #include "gpu/device.hpp"
-#include "harness/errors.hpp"
+#include "core/errors.hpp"
 
 namespace cb::gpu {
 namespace {

@@ -20,7 +20,7 @@
 #include "gpu/device.hpp"
 #include "gpu/reduce.hpp"
 #include "gpu/stream.hpp"
-#include "harness/errors.hpp"
+#include "core/errors.hpp"
 
 namespace cb::gpu {
 namespace {

@@ -1,13 +1,12 @@
-// The CUDA-only parts of cb_gpu in a build without CUDA: streams, kernels and the device
-// executor exist as declarations, so callers need no #if, and every use says why it
-// cannot work (the same reason device.hpp gives).
+// The CUDA-only parts of cb_gpu in a build without CUDA: streams and kernels exist as
+// declarations, so callers need no #if, and every use says why it cannot work (the same
+// reason device.hpp gives).
 #include "gpu/device.hpp"
-#include "gpu/executor_cuda.hpp"
 #include "gpu/pointer_cache.hpp"
 #include "gpu/reduce.hpp"
 #include "gpu/stream.hpp"
 #include "gpu/validate.hpp"
-#include "harness/errors.hpp"
+#include "core/errors.hpp"
 
 namespace cb::gpu {
 namespace {
@@ -93,10 +92,6 @@ size_t PointerCache::entries() const {
 PointerCache& pointer_cache() {
   static PointerCache cache;
   return cache;
-}
-
-std::unique_ptr<engine::Executor> make_cuda_executor(StreamHandle) {
-  refuse();
 }
 
 }  // namespace cb::gpu

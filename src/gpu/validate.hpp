@@ -8,22 +8,11 @@
 #include <cstdint>
 
 #include "core/types.hpp"
+#include "core/verify_values.hpp"
 #include "gpu/stream.hpp"
 
 namespace cb::gpu {
 
-// What a collective's validation data depends on: the fields of CollArgs that matter,
-// and where the caller stands.
-struct CollData {
-  Coll coll = Coll::Allreduce;  // Allreduce, Bcast or Alltoall
-  Dtype dtype = Dtype::Float;
-  Op op = Op::Sum;   // Allreduce; Bcast and Alltoall data always use Op::Max's range
-  size_t count = 0;  // elements per rank (Alltoall: per peer)
-  int root = 0;      // Bcast
-  bool in_place = false;
-  int rank = 0;
-  int nranks = 1;
-};
 
 // The buffers CollSpec::fill() writes, written on the device: this rank's input into
 // `send` (into `recv` when in place, and for Bcast, where only the root's data counts) and

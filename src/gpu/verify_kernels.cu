@@ -10,8 +10,8 @@
 #include "gpu/cuda_check.hpp"
 #include "gpu/launch.hpp"
 #include "gpu/validate.hpp"
-#include "gpu/verify_values.hpp"
-#include "harness/errors.hpp"
+#include "core/verify_values.hpp"
+#include "core/errors.hpp"
 
 namespace cb::gpu {
 namespace {

@@ -13,7 +13,7 @@
 #include "config.hpp"
 #include "gpu/device.hpp"
 #include "harness/environment.hpp"
-#include "harness/mpi_check.hpp"
+#include "core/mpi_check.hpp"
 #include "harness/runner.hpp"
 #include "harness/watchdog.hpp"
 
@@ -56,8 +56,8 @@ void check_same_options(const Control& ctl, const Options& opt) {
             join(opt.argv) + "' but rank 0 got '" + root["argv"].get<std::string>() + "'");
 }
 
-std::string backend_line(const Backend& be) {
-  return "# Backend: " + be.name() + " (" + be.library_version() + ")";
+std::string backend_line(const Backend& be, const BackendDescription& about) {
+  return "# Backend: " + be.name() + " (" + about.library_version + ")";
 }
 
 std::string ranks_line(const Control& ctl) {
@@ -130,7 +130,7 @@ int bench_main(const BenchDesc& desc, int argc, char** argv) {
     std::unique_ptr<Backend> be;
     agreed(ctl, [&] {
       if (opt.mem == Mem::Cuda) gpu::select_device(ctl.local_rank());
-      be = make_backend(opt, ctl);
+      be = make_backend(backend_config(opt), ctl);
     });
     const RunContext rc{desc, opt, ctl, *be};
     std::unique_ptr<Runner> runner = desc.make_runner(rc);
@@ -139,16 +139,18 @@ int bench_main(const BenchDesc& desc, int argc, char** argv) {
     nlohmann::json doc;
     doc["benchmark"] = {
         {"name", desc.name}, {"title", desc.title}, {"executable", "cb_" + std::string(desc.name)}};
-    doc["backend"] = {{"name", be->name()}, {"library", be->library_version()}};
-    be->describe(doc["backend"]);
+    const BackendDescription about = be->description();
+    doc["backend"] = about.facts;
+    doc["backend"]["name"] = be->name();
+    doc["backend"]["library"] = about.library_version;
     doc["argv"] = opt.argv;
     doc["options"] = opt;
     describe_environment(ctl, doc["environment"]);
     agreed(ctl, [&] { report = std::make_unique<Report>(ctl.is_root(), opt.json_path, doc); });
 
     Table table(ctl.is_root());
-    table.line("# collbench " + be->title() + " " + std::string(desc.title) + " v" + CB_VERSION);
-    table.line(backend_line(*be));
+    table.line("# collbench " + about.title + " " + std::string(desc.title) + " v" + CB_VERSION);
+    table.line(backend_line(*be, about));
     table.line(ranks_line(ctl));
     for (const auto& line : runner->header_lines()) table.line(line);
 

@@ -5,7 +5,8 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "harness/control.hpp"
+#include "backends/control.hpp"
+#include "backends/mpi_library.hpp"
 
 namespace cb {
 
@@ -13,12 +14,6 @@ namespace cb {
 // collbench build, CPU, memory, OS, timer and GPUs.
 void describe_environment(const Control& ctl, nlohmann::json& out);
 
-std::string mpi_library_version();  // first line of MPI_Get_library_version
-std::string cpu_model();            // /proc/cpuinfo "model name"
-
-// Whether the MPI library takes device pointers: {"cuda_aware": true|false|null,
-// "cuda_aware_detail": how that was found out}.
-void describe_mpi_cuda_awareness(nlohmann::json& out);
-bool mpi_is_cuda_aware();
+std::string cpu_model();  // /proc/cpuinfo "model name"
 
 }  // namespace cb

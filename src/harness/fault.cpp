@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "harness/memory.hpp"
+#include "gpu/memory.hpp"
 
 namespace cb {
 

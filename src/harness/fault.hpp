@@ -9,7 +9,7 @@
 
 #include <cstdint>
 
-#include "harness/backend.hpp"
+#include "backends/backend.hpp"
 
 namespace cb {
 

@@ -6,7 +6,7 @@
 #include <sstream>
 
 #include "config.hpp"
-#include "harness/errors.hpp"
+#include "core/errors.hpp"
 #include "harness/version.hpp"
 
 namespace cb {
@@ -269,6 +269,10 @@ ParseOutcome parse_options(const BenchDesc& desc, int argc, const char* const* a
   if (desc.family == Family::Replay && o.trace.empty() == o.model.empty())
     throw UsageError("give exactly one of --trace FILE or --model NAME");
   return out;
+}
+
+BackendConfig backend_config(const Options& o) {
+  return {o.backend, o.mem, {o.side_mem[0], o.side_mem[1]}, o.staging, o.progress_thread};
 }
 
 }  // namespace cb

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "backends/backend.hpp"
 #include "core/types.hpp"
 #include "harness/bench.hpp"
 #include "harness/sizes.hpp"
@@ -66,6 +67,7 @@ struct Options {
 };
 
 void to_json(nlohmann::json& j, const Options& o);
+BackendConfig backend_config(const Options& o);  // the options that are the backend's
 std::string_view to_string(WaitSetting w);
 
 struct ParseOutcome {

@@ -8,7 +8,7 @@
 #include <ctime>
 #include <fstream>
 
-#include "harness/errors.hpp"
+#include "core/errors.hpp"
 
 namespace cb {
 namespace {

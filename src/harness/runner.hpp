@@ -8,10 +8,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "harness/backend.hpp"
+#include "backends/backend.hpp"
 #include "harness/bench.hpp"
-#include "harness/control.hpp"
-#include "harness/memory.hpp"
+#include "backends/control.hpp"
+#include "gpu/memory.hpp"
 #include "harness/options.hpp"
 #include "harness/report.hpp"
 
@@ -59,9 +59,5 @@ class Runner {
   virtual std::vector<Point> points() const = 0;
   virtual SizeOutcome measure(const Point& point) = 0;  // collective over all ranks
 };
-
-std::unique_ptr<Runner> make_pt2pt_runner(const RunContext& rc);
-std::unique_ptr<Runner> make_collective_runner(const RunContext& rc);
-std::unique_ptr<Runner> make_overlap_runner(const RunContext& rc);
 
 }  // namespace cb

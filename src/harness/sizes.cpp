@@ -5,7 +5,7 @@
 #include <limits>
 #include <string>
 
-#include "harness/errors.hpp"
+#include "core/errors.hpp"
 
 namespace cb {
 

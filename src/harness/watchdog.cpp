@@ -2,7 +2,7 @@
 
 #include <cstdlib>
 
-#include "harness/errors.hpp"
+#include "core/errors.hpp"
 
 namespace cb {
 

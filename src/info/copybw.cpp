@@ -11,9 +11,9 @@
 #include <thread>
 #include <vector>
 
-#include "harness/control.hpp"
+#include "backends/control.hpp"
 #include "harness/environment.hpp"
-#include "harness/errors.hpp"
+#include "core/errors.hpp"
 #include "harness/report.hpp"
 #include "harness/sizes.hpp"
 #include "harness/timer.hpp"

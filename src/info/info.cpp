@@ -15,13 +15,13 @@
 #include <nlohmann/json.hpp>
 
 #include <string>
-#include "collective/engine/algorithm.hpp"
-#include "collective/engine/select.hpp"
+#include "engine/algorithm.hpp"
+#include "engine/select.hpp"
 
 #include "config.hpp"
-#include "harness/control.hpp"
+#include "backends/control.hpp"
 #include "harness/environment.hpp"
-#include "harness/errors.hpp"
+#include "core/errors.hpp"
 #include "harness/rdma.hpp"
 
 #if CB_HAVE_NCCL

@@ -2,10 +2,12 @@
 // iteration and how the harness turns the time into a figure.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
-#include "harness/backend.hpp"
+#include "backends/backend.hpp"
+#include "harness/runner.hpp"
 
 namespace cb {
 
@@ -43,5 +45,8 @@ struct Pt2ptSpec {
 
 // Role and peer of `rank`; throws UsageError when the rank count does not fit the spec.
 void pt2pt_layout(const Pt2ptSpec& spec, int rank, int nranks, int pairs, Role& role, int& peer);
+
+// The timing loop of every point-to-point benchmark (pt2pt/runner.cpp).
+std::unique_ptr<Runner> make_pt2pt_runner(const RunContext& rc);
 
 }  // namespace cb

@@ -13,9 +13,9 @@
 #include <vector>
 
 #include "backends/engine_backend.hpp"
-#include "collective/benches.hpp"
-#include "harness/errors.hpp"
-#include "harness/memory.hpp"
+#include "core/coll_spec.hpp"
+#include "core/errors.hpp"
+#include "gpu/memory.hpp"
 
 namespace cb {
 namespace {

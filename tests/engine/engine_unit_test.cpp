@@ -6,12 +6,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include "collective/engine/algorithm.hpp"
-#include "collective/engine/patterns/blocks.hpp"
-#include "collective/engine/patterns/fold.hpp"
-#include "collective/engine/schedule.hpp"
-#include "collective/engine/select.hpp"
-#include "harness/errors.hpp"
+#include "engine/algorithm.hpp"
+#include "engine/patterns/blocks.hpp"
+#include "engine/patterns/fold.hpp"
+#include "engine/schedule.hpp"
+#include "engine/select.hpp"
+#include "core/errors.hpp"
 
 namespace cb::engine {
 namespace {

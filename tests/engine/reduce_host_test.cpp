@@ -1,7 +1,7 @@
 // reduce_host against a scalar reference written independently here: integers through
 // __int128 and an explicit wrap, floating types through double and the rounding model in
 // reference.hpp. Both the variant picked for this CPU and the baseline are exercised.
-#include "collective/engine/reduce_host.hpp"
+#include "engine/reduce_host.hpp"
 
 #include <gtest/gtest.h>
 

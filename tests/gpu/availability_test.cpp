@@ -5,11 +5,13 @@
 #include <string>
 
 #include "gpu/device.hpp"
-#include "gpu/executor_cuda.hpp"
-#include "harness/errors.hpp"
+#include "engine/executor_cuda.hpp"
+#include "core/errors.hpp"
 
 namespace cb::gpu {
 namespace {
+
+using engine::make_cuda_executor;
 
 TEST(Availability, ReasonMatchesDeviceCount) {
   const std::string why = unavailable_reason();

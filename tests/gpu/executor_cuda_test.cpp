@@ -1,6 +1,6 @@
 // The engine's device executor (Reduce and Copy steps on a stream, an event per step),
 // the pointer-attribute cache it consults, and the Stream/Event wrappers.
-#include "gpu/executor_cuda.hpp"
+#include "engine/executor_cuda.hpp"
 
 #include <cuda_runtime_api.h>
 
@@ -8,14 +8,17 @@
 #include <numeric>
 #include <vector>
 
-#include "collective/engine/reduce_host.hpp"
+#include "engine/reduce_host.hpp"
 #include "gpu/pointer_cache.hpp"
 #include "gpu/stream.hpp"
 #include "gpu_test.hpp"
-#include "harness/errors.hpp"
+#include "core/errors.hpp"
 
 namespace cb::gpu {
 namespace {
+
+using engine::CudaExecutor;
+using engine::make_cuda_executor;
 
 using test::DeviceBuffer;
 using test::GpuTest;

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "collective/engine/reduce_host.hpp"
+#include "engine/reduce_host.hpp"
 #include "gpu/reduce_body.cuh"
 #include "reduce_reference.hpp"
 

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "collective/verify.hpp"
+#include "core/verify.hpp"
 #include "core/types.hpp"
 
 namespace cb::gpu::test {

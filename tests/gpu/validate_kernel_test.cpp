@@ -6,12 +6,12 @@
 #include <string>
 #include <vector>
 
-#include "collective/benches.hpp"
-#include "collective/verify.hpp"
+#include "core/coll_spec.hpp"
+#include "core/verify.hpp"
 #include "gpu/stream.hpp"
-#include "gpu/verify_values.hpp"
+#include "core/verify_values.hpp"
 #include "gpu_test.hpp"
-#include "harness/memory.hpp"
+#include "gpu/memory.hpp"
 
 namespace cb::gpu {
 namespace {

@@ -3,7 +3,7 @@
 // load_element() and the CollSpec fill/check functions. (input_value, apply_op and
 // pattern_byte are one function for both, so there is nothing to compare.)
 // Runs without a GPU: this is what keeps device-side -c honest on machines without one.
-#include "gpu/verify_values.hpp"
+#include "core/verify_values.hpp"
 
 #include <gtest/gtest.h>
 
@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "collective/benches.hpp"
-#include "collective/verify.hpp"
+#include "core/coll_spec.hpp"
+#include "core/verify.hpp"
 
 namespace cb::gpu {
 namespace {

@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "harness/errors.hpp"
+#include "core/errors.hpp"
 #include "pt2pt/pt2pt.hpp"
 
 namespace cb {

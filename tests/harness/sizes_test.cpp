@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "harness/errors.hpp"
+#include "core/errors.hpp"
 #include "harness/sizes.hpp"
 
 namespace cb {

@@ -1,0 +1,20 @@
+#include "backends/backend.hpp"
+
+#include "gpu/memory.hpp"
+
+namespace cb {
+
+Buf Backend::alloc(size_t bytes, Mem mem) {
+  return alloc_buffer(bytes, mem);
+}
+
+void Backend::free(Buf& buf) {
+  free_buffer(buf);
+}
+
+std::string Backend::unsupported(const CollArgs& args) const {
+  if (std::string why = coll_unsupported(args.coll, kind_); !why.empty()) return why;
+  return refuses(args);
+}
+
+}  // namespace cb

@@ -1,0 +1,88 @@
+// The one interface every backend (mpi, nccl, engine) implements.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/args.hpp"
+#include "core/coll_spec.hpp"
+
+namespace cb {
+
+// What a backend says of itself, once, for the table header and the JSON document.
+struct BackendDescription {
+  std::string title;            // "MPI", "NCCL", "Engine" (table header)
+  std::string library_version;  // "MPICH Version: 4.0.2 ..."
+  nlohmann::json facts;         // extra facts for the JSON document's "backend" object
+};
+
+// How the harness configures a backend: the options that are the backend's business.
+struct BackendConfig {
+  std::string name = "mpi";  // --backend
+  Mem mem = Mem::Host;       // -d: where collective buffers live
+  Mem side_mem[2] = {Mem::Host, Mem::Host};  // point to point: rank 0's and rank 1's buffers
+  bool staging = false;          // mpi: copy device buffers through host memory
+  bool progress_thread = false;  // engine: advance non-blocking operations in a thread
+};
+
+// A backend moves data; the registry (core/coll_spec.hpp) says which collectives it runs.
+class Backend {
+ public:
+  explicit Backend(BackendKind kind) : kind_(kind) {}
+  virtual ~Backend() = default;
+  Backend(const Backend&) = delete;
+  Backend& operator=(const Backend&) = delete;
+
+  BackendKind kind() const { return kind_; }
+  std::string name() const { return std::string(to_string(kind_)); }  // "mpi", "nccl", "engine"
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+  virtual BackendDescription description() const = 0;
+
+  // Buffers come from the backend (NCCL may use ncclMemAlloc, the engine shared memory).
+  // Returned memory is pre-touched: first touch is far slower than steady state.
+  virtual Buf alloc(size_t bytes, Mem mem);
+  virtual void free(Buf& buf);
+
+  // Point to point. batch() posts every op, then completes them all (OMB's window + Waitall).
+  virtual void send(const Buf& buf, int peer, int tag) = 0;
+  virtual void recv(const Buf& buf, int peer, int tag) = 0;
+  virtual void batch(std::span<const P2POp> ops) = 0;
+
+  // Why point-to-point buffers of this memory kind cannot be used (empty: they can).
+  virtual std::string unsupported_memory(Mem) const { return {}; }
+
+  // Collectives. unsupported() says why this backend cannot run `args` (empty: it can):
+  // the registry's answer first, then refuses() for what is particular to the backend.
+  std::string unsupported(const CollArgs& args) const;
+  virtual void run(const CollArgs& args) = 0;
+  virtual std::unique_ptr<Request> start(const CollArgs& args) = 0;
+  // The algorithm that runs `args` (recorded in every result), and every algorithm the
+  // backend has for a collective (--algo all); empty where the library decides itself.
+  virtual std::string algorithm(const CollArgs&) const { return {}; }
+  virtual std::vector<std::string> algorithms(Coll) const { return {}; }
+  virtual void sync() {}  // device backends: wait for queued work
+  // The time limit expired: release whatever could hang the exit (NCCL: ncclCommAbort).
+  // Called from the watchdog thread just before the process ends, so it must be safe
+  // while the main thread is inside the backend.
+  virtual void abort() {}
+
+ protected:
+  // Arguments of a collective the registry lets this backend run, that it still cannot.
+  virtual std::string refuses(const CollArgs&) const { return {}; }
+  void set_layout(int rank, int size) {
+    rank_ = rank;
+    size_ = size;
+  }
+
+ private:
+  BackendKind kind_;
+  int rank_ = 0, size_ = 1;
+};
+
+}  // namespace cb

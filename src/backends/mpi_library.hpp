@@ -1,0 +1,17 @@
+// What the MPI library collbench runs on is: its version line and CUDA-awareness.
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace cb {
+
+std::string mpi_library_version();  // first line of MPI_Get_library_version
+
+// Whether the MPI library takes device pointers: {"cuda_aware": true|false|null,
+// "cuda_aware_detail": how that was found out}.
+void describe_mpi_cuda_awareness(nlohmann::json& out);
+bool mpi_is_cuda_aware();
+
+}  // namespace cb

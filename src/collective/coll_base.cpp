@@ -1,0 +1,190 @@
+#include "collective/coll_base.hpp"
+
+#include <algorithm>
+
+#include "gpu/device.hpp"
+#include "gpu/validate.hpp"
+#include "core/errors.hpp"
+#include "harness/fault.hpp"
+#include "gpu/memory.hpp"
+
+namespace cb {
+
+CollectiveRunnerBase::CollectiveRunnerBase(const RunContext& rc) : rc_(rc), spec_(*rc.desc.coll) {}
+
+CollectiveRunnerBase::~CollectiveRunnerBase() {
+  for (Buf* b : {&send_, &recv_}) rc_.free(*b);
+}
+
+void CollectiveRunnerBase::prepare() {
+  const Options& o = rc_.opt;
+  const int n = rc_.ctl.size();
+  const size_t width = dtype_size(o.dtype);
+  if (spec_.rooted && !o.root.rotate && o.root.fixed >= n)
+    throw UsageError("-k/--root: root " + std::to_string(o.root.fixed) + " is out of range for " +
+                     std::to_string(n) + " ranks");
+
+  std::vector<size_t> odd, too_big, sizes;
+  for (size_t bytes : size_sweep(o.sizes)) {
+    const size_t count = bytes / width;
+    const size_t need = (spec_.send_elements(count, n) + spec_.recv_elements(count, n)) * width;
+    if (bytes == 0 || bytes % width != 0)
+      odd.push_back(bytes);
+    else if (need > o.mem_limit)
+      too_big.push_back(bytes);
+    else
+      sizes.push_back(bytes);
+  }
+  const auto list = [](const std::vector<size_t>& v) {
+    std::string s;
+    for (size_t x : v) s += (s.empty() ? "" : ", ") + std::to_string(x);
+    return s;
+  };
+  if (!odd.empty())
+    notes_.push_back("# skipped sizes that are not a positive multiple of the " +
+                     std::string(to_string(o.dtype)) + " size (" + std::to_string(width) +
+                     " B): " + list(odd));
+  if (!too_big.empty())
+    notes_.push_back("# skipped sizes whose buffers exceed -M " + format_bytes(o.mem_limit) +
+                     " per process: " + list(too_big));
+  if (sizes.empty())
+    throw UsageError("no message size in -m " + std::to_string(o.sizes.min) + ":" +
+                     std::to_string(o.sizes.max) + " fits: sizes must be positive multiples of " +
+                     std::to_string(width) + " B (" + std::string(to_string(o.dtype)) +
+                     ") within -M");
+
+  // Points: each size with the forced algorithm, every algorithm (--algo all) or the
+  // backend's choice. A combination the backend cannot run is skipped and listed.
+  std::vector<std::string> algos{o.algo};
+  if (o.algo == "all") {
+    algos = rc_.be.algorithms(spec_.coll);
+    if (algos.empty())
+      throw UsageError("--algo all: the " + rc_.be.name() +
+                       " backend has no algorithms to choose from");
+  }
+  std::string first_reason;
+  for (const std::string& algo : algos) {
+    std::string reason;
+    std::vector<size_t> skipped;
+    for (size_t bytes : sizes) {
+      CollArgs probe = args_for({bytes, algo}, 0);
+      probe.send.mem = probe.recv.mem = o.mem;
+      const std::string why = rc_.be.unsupported(probe);
+      if (why.empty()) {
+        points_.push_back({bytes, algo});
+      } else {
+        skipped.push_back(bytes);
+        if (reason.empty()) reason = why;
+      }
+    }
+    if (first_reason.empty()) first_reason = reason;
+    if (!skipped.empty() && skipped.size() < sizes.size())
+      notes_.push_back("# skipped" + (algo.empty() ? std::string() : " " + algo) + " at sizes " +
+                       list(skipped) + ": " + reason);
+  }
+  if (points_.empty()) throw UsageError(first_reason);
+  std::stable_sort(points_.begin(), points_.end(),
+                   [](const Point& a, const Point& b) { return a.bytes < b.bytes; });
+  const size_t max_count = count_of(sizes.back());
+
+  const size_t send_bytes = spec_.send_elements(max_count, n) * width;
+  if (send_bytes && !o.in_place) send_ = rc_.alloc(send_bytes, o.mem);
+  recv_ = rc_.alloc(spec_.recv_elements(max_count, n) * width, o.mem);
+}
+
+std::vector<std::string> CollectiveRunnerBase::header_lines() const {
+  const Options& o = rc_.opt;
+  std::string line = "# Datatype: " + std::string(to_string(o.dtype));
+  if (spec_.reduces) line += ", op: " + std::string(to_string(o.op));
+  if (spec_.rooted)
+    line += ", root: " + (o.root.rotate ? std::string("rotate") : std::to_string(o.root.fixed));
+  line += std::string(", ") + (o.in_place ? "in place" : "out of place");
+  line += ", buffers on " + std::string(o.mem == Mem::Cuda ? "DEVICE" : "HOST");
+  std::vector<std::string> lines{line};
+  lines.insert(lines.end(), notes_.begin(), notes_.end());
+  return lines;
+}
+
+CollArgs CollectiveRunnerBase::args_for(const Point& point, int iteration) const {
+  const Options& o = rc_.opt;
+  const int n = rc_.ctl.size();
+  const size_t count = count_of(point.bytes);
+  const size_t width = dtype_size(o.dtype);
+  CollArgs a;
+  a.coll = spec_.coll;
+  a.count = count;
+  a.dtype = o.dtype;
+  a.op = o.op;
+  a.root = spec_.rooted ? (o.root.rotate ? iteration % n : o.root.fixed) : 0;
+  a.in_place = o.in_place;
+  a.algo = point.algo;
+  a.recv = recv_.ptr ? recv_.slice(0, spec_.recv_elements(count, n) * width) : recv_;
+  a.send = send_.ptr ? send_.slice(0, spec_.send_elements(count, n) * width) : Buf{};
+  if (a.in_place) a.send = a.recv;
+  return a;
+}
+
+void CollectiveRunnerBase::run_once(const CollArgs& a, bool nonblocking) {
+  if (nonblocking)
+    rc_.be.start(a)->wait();
+  else
+    rc_.be.run(a);
+  rc_.be.sync();
+}
+
+long long CollectiveRunnerBase::validate(const Point& point, bool nonblocking) {
+  const int n = rc_.ctl.size();
+  const int rank = rc_.ctl.rank();
+  const int roots = spec_.rooted && rc_.opt.root.rotate ? n : 1;
+  long long wrong = 0;
+  for (int r = 0; r < roots; ++r) {
+    const CollArgs a = args_for(point, r);
+    if (a.recv.mem == Mem::Cuda) {  // fill and check on the device: no host round trip
+      const CollData d{a.coll, a.dtype, a.op, a.count, a.root, a.in_place, rank, n};
+      gpu::fill_collective(d, a.in_place ? nullptr : a.send.ptr, a.recv.ptr, nullptr);
+      gpu::synchronize();
+      rc_.ctl.barrier();
+      run_once(a, nonblocking);
+      if (injected_fault() == Fault::Corrupt) corrupt_first_byte(a.recv);
+      wrong += static_cast<long long>(gpu::check_collective(d, a.recv.ptr, nullptr));
+      continue;
+    }
+    const size_t width = dtype_size(a.dtype);
+    std::vector<std::byte> send(spec_.send_elements(a.count, n) * width);
+    std::vector<std::byte> recv(spec_.recv_elements(a.count, n) * width);
+    spec_.fill(a, rank, n, send.data(), recv.data());
+    if (!a.in_place && !send.empty()) write_buffer(a.send, send);
+    write_buffer(a.recv, recv);
+    rc_.ctl.barrier();
+    run_once(a, nonblocking);
+    if (injected_fault() == Fault::Corrupt) corrupt_first_byte(a.recv);
+    wrong += static_cast<long long>(spec_.check(a, rank, n, read_buffer(a.recv).data()));
+  }
+  return rc_.ctl.sum(wrong);
+}
+
+nlohmann::json CollectiveRunnerBase::base_record(const Point& point, int iterations,
+                                                 int warmup) const {
+  const Options& o = rc_.opt;
+  const CollArgs a = args_for(point, 0);
+  const size_t bytes = point.bytes;
+  nlohmann::json r = {{"bytes", bytes},
+                      {"count", a.count},
+                      {"dtype", to_string(o.dtype)},
+                      {"in_place", o.in_place},
+                      {"iterations", iterations},
+                      {"warmup", warmup},
+                      {"algo", rc_.be.algorithm(a)}};
+  if (spec_.reduces) r["op"] = to_string(o.op);
+  if (spec_.rooted)
+    r["root"] = o.root.rotate ? nlohmann::json("rotate") : nlohmann::json(o.root.fixed);
+  return r;
+}
+
+void CollectiveRunnerBase::add_algorithm_cell(const CollArgs& args,
+                                              std::vector<Cell>& cells) const {
+  const std::string algo = rc_.be.algorithm(args);
+  if (!algo.empty()) cells.push_back({"Algorithm", 0, 0, algo});
+}
+
+}  // namespace cb

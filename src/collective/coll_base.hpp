@@ -1,0 +1,45 @@
+// What the blocking and the non-blocking collective runners share: which sizes run,
+// buffers, the arguments of one call, and validation after timing.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/coll_spec.hpp"
+#include "harness/runner.hpp"
+#include "harness/stats.hpp"
+
+namespace cb {
+
+class CollectiveRunnerBase : public Runner {
+ public:
+  explicit CollectiveRunnerBase(const RunContext& rc);
+  ~CollectiveRunnerBase() override;
+
+  void prepare() override;
+  std::vector<std::string> header_lines() const override;
+  std::vector<Point> points() const override { return points_; }
+
+ protected:
+  size_t count_of(size_t bytes) const { return bytes / dtype_size(rc_.opt.dtype); }
+  // Arguments of one call; -k rotate moves the root with the iteration.
+  CollArgs args_for(const Point& point, int iteration) const;
+  // Fresh exact inputs, one untimed operation (blocking or start + wait), every element
+  // checked; wrong elements summed over ranks. Rotating roots are each checked.
+  long long validate(const Point& point, bool nonblocking);
+  void run_once(const CollArgs& a, bool nonblocking);  // one untimed operation, completed
+  // bytes, count, dtype, op, root, in_place, algo, iterations, warmup.
+  nlohmann::json base_record(const Point& point, int iterations, int warmup) const;
+  // The text column naming the backend's algorithm, if it has one for these arguments.
+  void add_algorithm_cell(const CollArgs& args, std::vector<Cell>& cells) const;
+
+  const RunContext& rc_;
+  const CollSpec& spec_;
+
+ private:
+  std::vector<Point> points_;
+  std::vector<std::string> notes_;
+  Buf send_, recv_;
+};
+
+}  // namespace cb

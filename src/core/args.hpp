@@ -1,0 +1,56 @@
+// The arguments every layer passes around: buffers, point-to-point operations, the
+// arguments of one collective, a request in flight, and how a rank waits.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "core/types.hpp"
+
+namespace cb {
+
+// A buffer the benchmark owns: where it lives decides how it is filled, checked and moved.
+struct Buf {
+  void* ptr = nullptr;
+  size_t bytes = 0;
+  Mem mem = Mem::Host;
+
+  std::byte* bytes_at(size_t offset) const { return static_cast<std::byte*>(ptr) + offset; }
+  Buf slice(size_t offset, size_t length) const { return {bytes_at(offset), length, mem}; }
+};
+
+// How a rank waits for communication to complete. Spin is lowest latency; Yield calls
+// sched_yield() between polls so that more ranks than cores still make progress.
+enum class WaitMode : uint8_t { Spin, Yield };
+
+struct P2POp {
+  enum class Kind : uint8_t { Send, Recv };
+  Kind kind;
+  Buf buf;
+  int peer;
+  int tag;
+};
+
+// One struct for every collective (cf. ucc_coll_args_t).
+struct CollArgs {
+  Coll coll = Coll::None;
+  Buf send;          // ignored when in_place
+  Buf recv;          // result; in place: also the input
+  size_t count = 0;  // elements per rank (alltoall: per peer)
+  Dtype dtype = Dtype::Char;
+  Op op = Op::Sum;
+  int root = 0;
+  bool in_place = false;
+  std::string algo;  // engine: empty -> tuning table, else forced by name
+};
+
+// A non-blocking operation in flight.
+class Request {
+ public:
+  virtual ~Request() = default;
+  virtual bool test() = 0;  // drives progress; true once complete
+  virtual void wait() = 0;  // completes it, spinning or yielding as the backend was told
+};
+
+}  // namespace cb

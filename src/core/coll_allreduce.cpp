@@ -1,0 +1,43 @@
+// Allreduce: Every rank contributes `count` elements and receives their
+// reduction. busbw = algbw x 2(n-1)/n: each element crosses 2(n-1) of n links.
+#include "core/coll_spec.hpp"
+#include "core/verify.hpp"
+
+namespace cb {
+namespace {
+
+double expected(const CollArgs& a, int nranks, size_t i) {
+  double acc = input_value(a.dtype, a.op, 0, nranks, i);
+  for (int r = 1; r < nranks; ++r)
+    acc = apply_op(a.op, acc, input_value(a.dtype, a.op, r, nranks, i));
+  return acc;
+}
+
+void fill(const CollArgs& a, int rank, int nranks, std::byte* send, std::byte* recv) {
+  std::byte* in = a.in_place ? recv : send;
+  for (size_t i = 0; i < a.count; ++i) {
+    if (!a.in_place) store_poison(recv, i, a.dtype, expected(a, nranks, i));
+    store_element(in, i, a.dtype, input_value(a.dtype, a.op, rank, nranks, i));
+  }
+}
+
+size_t check(const CollArgs& a, int, int nranks, const std::byte* recv) {
+  return count_wrong(recv, 0, a.count, a.dtype, [&](size_t i) { return expected(a, nranks, i); });
+}
+
+}  // namespace
+
+const CollSpec kAllreduceSpec{
+    .coll = Coll::Allreduce,
+    .reduces = true,
+    .rooted = false,
+    .send_elements = [](size_t count, int) { return count; },
+    .recv_elements = [](size_t count, int) { return count; },
+    .algbw_elements = [](size_t count, int) { return count; },
+    .bus_factor = [](int n) { return 2.0 * (n - 1) / n; },
+    .fill = fill,
+    .check = check,
+    .backends = kAllBackends,
+};
+
+}  // namespace cb

@@ -1,0 +1,41 @@
+#include "engine/algorithm.hpp"
+
+#include <array>
+
+#include "engine/algos/algos.hpp"
+
+namespace cb::engine {
+
+std::span<const Algorithm* const> all_algorithms() {
+  static constexpr std::array<const Algorithm*, 15> kAll = {&kAllreduceRecursiveDoubling,
+                                                            &kAllreduceRabenseifner,
+                                                            &kAllreduceRing,
+                                                            &kAllreduceShmFlat,
+                                                            &kAllreduceShm,
+                                                            &kAllreduceHierarchical,
+                                                            &kBcastBinomial,
+                                                            &kBcastScatterAllgather,
+                                                            &kBcastChain,
+                                                            &kBcastShm,
+                                                            &kBcastHierarchical,
+                                                            &kAlltoallPairwise,
+                                                            &kAlltoallBruck,
+                                                            &kAlltoallLinear,
+                                                            &kAlltoallShm};
+  return kAll;
+}
+
+const Algorithm* find_algorithm(Coll coll, std::string_view name) {
+  for (const Algorithm* a : all_algorithms())
+    if (a->coll == coll && a->name == name) return a;
+  return nullptr;
+}
+
+std::string algorithm_names(Coll coll) {
+  std::string out;
+  for (const Algorithm* a : all_algorithms())
+    if (a->coll == coll) out += (out.empty() ? "" : ", ") + std::string(a->name);
+  return out;
+}
+
+}  // namespace cb::engine

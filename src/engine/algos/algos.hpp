@@ -1,0 +1,24 @@
+// Every algorithm the engine has (defined one per file in this folder).
+#pragma once
+
+#include "engine/algorithm.hpp"
+
+namespace cb::engine {
+
+extern const Algorithm kAllreduceRecursiveDoubling;
+extern const Algorithm kAllreduceRabenseifner;
+extern const Algorithm kAllreduceRing;
+extern const Algorithm kAllreduceShmFlat;
+extern const Algorithm kAllreduceShm;
+extern const Algorithm kAllreduceHierarchical;
+extern const Algorithm kBcastBinomial;
+extern const Algorithm kBcastScatterAllgather;
+extern const Algorithm kBcastChain;
+extern const Algorithm kBcastShm;
+extern const Algorithm kBcastHierarchical;
+extern const Algorithm kAlltoallPairwise;
+extern const Algorithm kAlltoallBruck;
+extern const Algorithm kAlltoallLinear;
+extern const Algorithm kAlltoallShm;
+
+}  // namespace cb::engine

@@ -1,0 +1,102 @@
+#include "engine/comm.hpp"
+
+#include <cstdlib>
+#include <map>
+
+#include "engine/staging_transport.hpp"
+#include "core/mpi_check.hpp"
+
+namespace cb::engine {
+namespace {
+
+size_t env_bytes(const char* name, size_t fallback) {
+  const char* v = std::getenv(name);
+  const long long n = v ? std::atoll(v) : 0;
+  return n > 0 ? static_cast<size_t>(n) : fallback;
+}
+
+}  // namespace
+
+Comm::Comm(MPI_Comm parent, WaitMode wait) : wait_(wait) {
+  CB_MPI(MPI_Comm_dup(parent, &comm_));
+  MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN);
+  MPI_Comm_rank(comm_, &rank_);
+  MPI_Comm_size(comm_, &size_);
+  mpi_ = MpiTransport(comm_);
+
+  // Node map: the lowest rank of each shared-memory group names the physical node; a
+  // virtual node is a run of CB_RANKS_PER_NODE consecutive ranks within it.
+  MPI_Comm local;
+  CB_MPI(MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &local));
+  int key[2] = {rank_, 0};
+  CB_MPI(MPI_Allreduce(MPI_IN_PLACE, &key[0], 1, MPI_INT, MPI_MIN, local));
+  MPI_Comm_rank(local, &key[1]);
+  MPI_Comm_free(&local);
+  const int per_node = static_cast<int>(env_bytes("CB_RANKS_PER_NODE", 0));
+  if (per_node > 0)
+    key[1] /= per_node;
+  else
+    key[1] = 0;
+  std::vector<int> keys(static_cast<size_t>(2 * size_));
+  CB_MPI(MPI_Allgather(key, 2, MPI_INT, keys.data(), 2, MPI_INT, comm_));
+  std::map<std::pair<int, int>, int> ids;
+  node_of_.resize(static_cast<size_t>(size_));
+  for (int r = 0; r < size_; ++r) {
+    const auto k =
+        std::make_pair(keys[static_cast<size_t>(2 * r)], keys[static_cast<size_t>(2 * r + 1)]);
+    const auto [it, fresh] = ids.emplace(k, static_cast<int>(ids.size()));
+    node_of_[static_cast<size_t>(r)] = it->second;
+  }
+  node_count_ = static_cast<int>(ids.size());
+
+  const char* shm_env = std::getenv("CB_ENGINE_SHM");
+  if (shm_env && std::string(shm_env) == "0") {
+    shm_status_ = "off (CB_ENGINE_SHM=0)";
+    return;
+  }
+  MPI_Comm node;
+  CB_MPI(MPI_Comm_split(comm_, node_of(rank_), rank_, &node));
+  try {
+    shm_ = std::make_unique<NodeShm>(node, node_members(node_of(rank_)),
+                                     env_bytes("CB_SHM_HEAP_BYTES", size_t{4} << 30),
+                                     env_bytes("CB_SHM_STAGING_BYTES", size_t{16} << 20));
+    shm_transport_ = std::make_unique<ShmTransport>(*shm_);
+    shm_status_ = "on";
+  } catch (const RuntimeError& e) {
+    shm_status_ = std::string("off: ") + e.what();  // every local rank reached the same verdict
+  }
+  MPI_Comm_free(&node);
+}
+
+Comm::~Comm() {
+  staging_.reset();
+  shm_transport_.reset();
+  shm_.reset();
+  if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
+}
+
+std::vector<int> Comm::node_members(int node) const {
+  std::vector<int> out;
+  for (int r = 0; r < size_; ++r)
+    if (node_of(r) == node) out.push_back(r);
+  return out;
+}
+
+std::vector<int> Comm::leaders() const {
+  std::vector<int> out;
+  for (int n = 0; n < node_count_; ++n) out.push_back(node_members(n).front());
+  return out;
+}
+
+Transport& Comm::staging() {
+  if (!staging_)
+    staging_ =
+        std::make_unique<StagingTransport>([this](int p) -> Transport& { return transport(p); });
+  return *staging_;
+}
+
+int Comm::next_tag() {
+  return kFirstCollTag + static_cast<int>(seq_++ % kCollTagSpan);
+}
+
+}  // namespace cb::engine

@@ -1,0 +1,67 @@
+// The engine's communicator, bootstrapped from MPI: rank, size, which ranks share a node
+// (physical, or virtual with CB_RANKS_PER_NODE=k: consecutive groups of k ranks of a node),
+// the transport to each peer (shared memory on the node unless CB_ENGINE_SHM=0, MPI point
+// to point otherwise), and a tag per operation so that several collectives can be in
+// flight at once without their messages matching each other.
+#pragma once
+
+#include <mpi.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/shm/node_shm.hpp"
+#include "engine/shm/shm_transport.hpp"
+#include "engine/transport_mpi.hpp"
+#include "core/args.hpp"
+
+namespace cb::engine {
+
+class Comm {
+ public:
+  Comm(MPI_Comm parent, WaitMode wait);  // collective over parent
+  ~Comm();
+  Comm(const Comm&) = delete;
+  Comm& operator=(const Comm&) = delete;
+
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+  int node_of(int rank) const { return node_of_[static_cast<size_t>(rank)]; }
+  int node_count() const { return node_count_; }
+  // Communicator ranks of a node, in rank order; leaders() = the first of each node.
+  std::vector<int> node_members(int node) const;
+  std::vector<int> leaders() const;
+  MPI_Comm mpi() const { return comm_; }
+  WaitMode wait_mode() const { return wait_; }
+
+  NodeShm* shm() const { return shm_.get(); }  // null when shared memory is off
+  const std::string& shm_status() const { return shm_status_; }
+  Transport& transport(int peer) {
+    return shm_ && node_of(peer) == node_of(rank_) ? static_cast<Transport&>(*shm_transport_)
+                                                   : mpi_;
+  }
+  // For transfers of `mem` buffers: device buffers go through pinned host staging.
+  Transport& transport(int peer, Mem mem) { return mem == Mem::Cuda ? staging() : transport(peer); }
+  // Tags for collectives: one per operation, taken in the same order on every rank.
+  int next_tag();
+  uint64_t operations() const { return seq_; }  // identifies the operation of the last tag
+
+  static constexpr int kFirstCollTag = 1024;  // below: point-to-point benchmark tags
+  static constexpr int kCollTagSpan = 16384;
+
+ private:
+  MPI_Comm comm_ = MPI_COMM_NULL;
+  int rank_ = 0, size_ = 1, node_count_ = 1;
+  std::vector<int> node_of_;
+  WaitMode wait_;
+  MpiTransport mpi_{MPI_COMM_NULL};
+  std::unique_ptr<NodeShm> shm_;
+  std::unique_ptr<ShmTransport> shm_transport_;
+  std::string shm_status_;
+  std::unique_ptr<Transport> staging_;  // created at the first device transfer
+  Transport& staging();
+  uint64_t seq_ = 0;
+};
+
+}  // namespace cb::engine

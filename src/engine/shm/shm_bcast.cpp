@@ -1,0 +1,95 @@
+// Bcast among the ranks of a node through shared memory: every rank copies the root's
+// buffer in chunks, straight from it when it lies in shared memory; otherwise the root
+// stages chunks through a ring of slots in its staging space and readers follow behind.
+#include <algorithm>
+#include <cstring>
+
+#include "engine/shm/peer_sync.hpp"
+#include "engine/shm/shm_collectives.hpp"
+
+namespace cb::engine {
+namespace {
+
+class ShmBcast final : public Pollable {
+ public:
+  ShmBcast(NodeShm& shm, uint64_t op, void* buf, size_t bytes, int root)
+      : shm_(shm), sync_(shm, op), buf_(static_cast<std::byte*>(buf)), bytes_(bytes), root_(root) {
+    chunk_ = std::max<size_t>(1, std::min(shm_chunk_bytes(), shm.staging_bytes() / 2));
+    slots_ = std::max<size_t>(1, shm.staging_bytes() / chunk_);
+    chunks_ = (bytes_ + chunk_ - 1) / chunk_;
+  }
+
+  bool advance() override {
+    for (;;) {
+      switch (phase_) {
+        case Phase::Publish:
+          if (sync_.me() == root_) sync_.publish_buffers(shm_.describe(buf_, bytes_), {});
+          phase_ = Phase::Peers;
+          break;
+        case Phase::Peers:
+          if (!sync_.reached_published(root_)) return false;
+          shared_ = sync_.slot(root_).in.segment >= 0;
+          phase_ = c_ < chunks_ ? Phase::Chunk : Phase::Finish;
+          break;
+        case Phase::Chunk:
+          if (!(sync_.me() == root_ ? stage() : copy())) return false;
+          phase_ = ++c_ < chunks_ ? Phase::Chunk : Phase::Finish;
+          break;
+        case Phase::Finish:  // the root's buffer and slots are free once all have copied
+          sync_.publish(&OpSlot::gathered, chunks_);
+          if (sync_.me() == root_ && !sync_.all_reached(&OpSlot::gathered, chunks_)) return false;
+          phase_ = Phase::Done;
+          return true;
+        case Phase::Done:
+          return true;
+      }
+    }
+  }
+
+ private:
+  enum class Phase { Publish, Peers, Chunk, Finish, Done };
+
+  size_t len(size_t c) const { return std::min(chunk_, bytes_ - c * chunk_); }
+  std::byte* slot(size_t c) const {
+    return shm_.staging(root_, sync_.op()) + (c % slots_) * chunk_;
+  }
+
+  bool stage() {
+    if (shared_) {  // readers copy straight from my buffer: nothing to stage
+      c_ = chunks_ - 1;
+      sync_.publish(&OpSlot::staged, chunks_);
+      sync_.publish(&OpSlot::gathered, chunks_);
+      return true;
+    }
+    if (c_ >= slots_ && !sync_.all_reached(&OpSlot::gathered, c_ - slots_ + 1)) return false;
+    std::memcpy(slot(c_), buf_ + c_ * chunk_, len(c_));
+    sync_.publish(&OpSlot::staged, c_ + 1);
+    sync_.publish(&OpSlot::gathered, c_ + 1);  // the root has its own data
+    return true;
+  }
+
+  bool copy() {
+    if (!sync_.reached(root_, &OpSlot::staged, c_ + 1)) return false;
+    const std::byte* src = shared_ ? shm_.map(sync_.slot(root_).in) + c_ * chunk_ : slot(c_);
+    std::memcpy(buf_ + c_ * chunk_, src, len(c_));
+    sync_.publish(&OpSlot::gathered, c_ + 1);
+    return true;
+  }
+
+  NodeShm& shm_;
+  PeerSync sync_;
+  std::byte* buf_;
+  size_t bytes_;
+  int root_;
+  size_t chunk_ = 1, slots_ = 1, chunks_ = 0, c_ = 0;
+  bool shared_ = false;
+  Phase phase_ = Phase::Publish;
+};
+
+}  // namespace
+
+std::unique_ptr<Pollable> shm_bcast(NodeShm& shm, uint64_t op, void* buf, size_t bytes, int root) {
+  return std::make_unique<ShmBcast>(shm, op, buf, bytes, root);
+}
+
+}  // namespace cb::engine

@@ -1,0 +1,35 @@
+// Collectives among the ranks of one node that read each other's memory directly (see
+// NodeShm): the work items that shared-memory algorithms put in a schedule as Poll steps.
+// `op` numbers the operation identically on every local rank (Schedule::op() * 4 + phase).
+#pragma once
+
+#include <memory>
+
+#include "engine/schedule.hpp"
+#include "engine/shm/node_shm.hpp"
+
+namespace cb::engine {
+
+enum class ShmReduceMode {
+  Flat,      // every rank reduces the whole vector from all inputs: fewest syncs, small data
+  Scatter,   // rank i reduces block i of each chunk, then every rank gathers all blocks
+  ToLeader,  // as Scatter, but only local rank 0 gathers (first half of a hierarchy)
+};
+
+// out = reduction of every local rank's `in` (in may equal out), pipelined in chunks of
+// CB_SHM_CHUNK_BYTES (256 KiB) that stay in cache.
+std::unique_ptr<Pollable> shm_reduce(NodeShm& shm, uint64_t op, const void* in, void* out,
+                                     size_t count, Dtype dt, Op rop, ShmReduceMode mode);
+
+// Every local rank receives `bytes` of local rank `root`'s buffer, copied straight from it
+// (or through the root's staging slots when it is not in shared memory).
+std::unique_ptr<Pollable> shm_bcast(NodeShm& shm, uint64_t op, void* buf, size_t bytes, int root);
+
+// Block j of rank i's `in` goes to block i of rank j's `out`; each rank copies its blocks
+// straight from the others' buffers. in == out is allowed (in place).
+std::unique_ptr<Pollable> shm_alltoall(NodeShm& shm, uint64_t op, const void* in, void* out,
+                                       size_t block_bytes);
+
+size_t shm_chunk_bytes();  // CB_SHM_CHUNK_BYTES
+
+}  // namespace cb::engine

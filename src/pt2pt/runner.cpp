@@ -1,0 +1,223 @@
+// Timing of point-to-point benchmarks, following OMB (osu_latency, osu_bw, osu_bibw,
+// osu_mbw_mr): warmup, then a timed loop read with two clock reads in all, so the figure
+// carries no timer cost; then a second pass with one clock read per iteration for the
+// distribution (p50/p90/p99/stddev), which OMB does not keep.
+#include <algorithm>
+#include <cstdio>
+
+#include "core/errors.hpp"
+#include "harness/fault.hpp"
+#include "gpu/memory.hpp"
+#include "harness/runner.hpp"
+#include "harness/stats.hpp"
+#include "harness/timer.hpp"
+#include "pt2pt/pt2pt.hpp"
+
+namespace cb {
+
+void pt2pt_layout(const Pt2ptSpec& spec, int rank, int nranks, int pairs, Role& role, int& peer) {
+  if (!spec.multi_pair) {
+    if (nranks != 2)
+      throw UsageError("this benchmark needs exactly 2 ranks (got " + std::to_string(nranks) +
+                       "); run it with mpirun -n 2");
+    pairs = 1;
+  } else {
+    if (pairs == 0) {
+      if (nranks < 2 || nranks % 2 != 0)
+        throw UsageError("this benchmark needs an even number of ranks (got " +
+                         std::to_string(nranks) + "), or -p PAIRS with 2 x PAIRS <= ranks");
+      pairs = nranks / 2;
+    } else if (2 * pairs > nranks) {
+      throw UsageError("-p " + std::to_string(pairs) + " pairs need " + std::to_string(2 * pairs) +
+                       " ranks (got " + std::to_string(nranks) + ")");
+    }
+  }
+  // OMB's block placement: rank r < pairs sends to r + pairs.
+  if (rank < pairs) {
+    role = Role::Sender;
+    peer = rank + pairs;
+  } else if (rank < 2 * pairs) {
+    role = Role::Receiver;
+    peer = rank - pairs;
+  } else {
+    role = Role::Idle;
+    peer = -1;
+  }
+}
+
+namespace {
+
+class Pt2ptRunner final : public Runner {
+ public:
+  explicit Pt2ptRunner(const RunContext& rc) : rc_(rc), spec_(*rc.desc.pt2pt), ctx_{rc.be} {}
+  ~Pt2ptRunner() override {
+    for (Buf* b : {&send_, &recv_, &ack_}) rc_.free(*b);
+  }
+
+  void prepare() override {
+    const Options& o = rc_.opt;
+    pt2pt_layout(spec_, rc_.ctl.rank(), rc_.ctl.size(), o.pairs, ctx_.role, ctx_.peer);
+    pairs_ = spec_.multi_pair ? (o.pairs ? o.pairs : rc_.ctl.size() / 2) : 1;
+    window_ = spec_.uses_window ? o.window : 1;
+    if (ctx_.role == Role::Idle) return;
+    // Senders use the first buffer letter (OMB: rank 0's side), receivers the second.
+    const Mem mem = o.side_mem[ctx_.role == Role::Sender ? 0 : 1];
+    if (const std::string why = rc_.be.unsupported_memory(mem); !why.empty()) throw UsageError(why);
+    send_ = rc_.alloc(o.sizes.max, mem);
+    recv_ = rc_.alloc(o.sizes.max, mem);
+    ack_ = rc_.alloc(1, Mem::Host);
+    ctx_.ack = ack_;
+  }
+
+  std::vector<std::string> header_lines() const override {
+    const auto side = [](Mem m) { return m == Mem::Cuda ? "DEVICE (D)" : "HOST (H)"; };
+    std::vector<std::string> lines = {std::string("# Send Buffer on ") + side(rc_.opt.side_mem[0]) +
+                                      " and Receive Buffer on " + side(rc_.opt.side_mem[1])};
+    if (spec_.uses_window)
+      lines.push_back("# [ pairs: " + std::to_string(pairs_) +
+                      " ] [ window size: " + std::to_string(window_) + " ]");
+    return lines;
+  }
+
+  std::vector<Point> points() const override {
+    std::vector<Point> out;
+    for (size_t bytes : size_sweep(rc_.opt.sizes)) out.push_back({bytes, {}});
+    return out;
+  }
+
+  SizeOutcome measure(const Point& point) override {
+    const size_t bytes = point.bytes;
+    const Options& o = rc_.opt;
+    const int iters = o.iterations_for(bytes);
+    const int warmup = o.warmup_for(bytes);
+    const bool active = ctx_.role != Role::Idle;
+    const bool receives = ctx_.role == Role::Receiver || (active && spec_.both_receive);
+    if (active) set_size(bytes);
+    if (active && o.validate) {
+      fill_pattern(ctx_.send, static_cast<uint32_t>(rc_.ctl.rank()));
+      if (receives) poison_pattern(ctx_.recv, static_cast<uint32_t>(ctx_.peer));
+    }
+
+    double total = 0;
+    std::vector<double> samples(static_cast<size_t>(iters), 0.0);
+    if (injected_fault() == Fault::Hang && sizes_done_++ == 1 &&
+        rc_.ctl.rank() == rc_.ctl.size() - 1)
+      hang_forever();
+    rc_.ctl.barrier();
+    if (active) {
+      for (int i = 0; i < warmup; ++i) spec_.iteration(ctx_);
+      const double t0 = now_s();
+      for (int i = 0; i < iters; ++i) spec_.iteration(ctx_);
+      total = now_s() - t0;
+    }
+    rc_.ctl.barrier();
+    if (active) {
+      double prev = now_s();
+      for (int i = 0; i < iters; ++i) {
+        spec_.iteration(ctx_);
+        const double t = now_s();
+        samples[static_cast<size_t>(i)] = t - prev;
+        prev = t;
+      }
+    }
+    if (receives && injected_fault() == Fault::Corrupt) corrupt_first_byte(ctx_.recv);
+    const long long wrong = receives && o.validate
+                                ? static_cast<long long>(count_pattern_errors(ctx_.recv, ctx_.peer))
+                                : 0;
+
+    // Senders time (OMB). Sum of sender totals / pairs = mean sender time; per iteration
+    // the slowest sender.
+    const bool sender = ctx_.role == Role::Sender;
+    const double mean_total = rc_.ctl.sum(sender ? total : 0.0) / pairs_;
+    if (!sender) std::fill(samples.begin(), samples.end(), 0.0);
+    const std::vector<double> slowest = rc_.ctl.max(samples);
+    SizeOutcome out;
+    out.wrong = rc_.ctl.sum(wrong);
+    out.record = {{"bytes", bytes}, {"iterations", iters}, {"warmup", warmup}};
+    fill_figures(bytes, iters, mean_total, slowest, out);
+    return out;
+  }
+
+ private:
+  void set_size(size_t bytes) {
+    ctx_.send = send_.slice(0, bytes);
+    ctx_.recv = recv_.slice(0, bytes);
+    const P2POp send{P2POp::Kind::Send, ctx_.send, ctx_.peer, kDataTag};
+    const P2POp recv{P2POp::Kind::Recv, ctx_.recv, ctx_.peer, kDataTag};
+    ctx_.sends.assign(static_cast<size_t>(window_), send);
+    ctx_.recvs.assign(static_cast<size_t>(window_), recv);
+    ctx_.exchange = ctx_.recvs;
+    ctx_.exchange.insert(ctx_.exchange.end(), ctx_.sends.begin(), ctx_.sends.end());
+  }
+
+  void fill_figures(size_t bytes, int iters, double total, const std::vector<double>& per_iter,
+                    SizeOutcome& out) const {
+    const Options& o = rc_.opt;
+    const Summary iter_us = summarize(scaled(per_iter, 1e6), o.tail_percentiles);
+    out.record["iteration_us"] = iter_us;
+    if (spec_.metric == Pt2ptMetric::Latency) {
+      Summary lat = summarize(scaled(per_iter, 1e6 / 2), o.tail_percentiles);
+      lat.avg = total * 1e6 / (2.0 * iters);  // OMB's figure, from the untouched loop
+      out.record["latency_us"] = lat;
+      out.cells.push_back({"Latency (us)", lat.avg});
+      if (o.full) {
+        out.cells.push_back({"Min Latency(us)", lat.min});
+        out.cells.push_back({"Max Latency(us)", lat.max});
+        out.cells.push_back({"Iterations", double(iters), 0});
+      }
+      for (const auto& [p, v] : lat.tails)
+        out.cells.push_back({"P" + percentile_key(p).substr(1) + " Tail Lat(us)", v});
+      return;
+    }
+    // Bytes per iteration: window x size per direction, per pair.
+    const double per_iter_mb = double(bytes) * window_ * spec_.directions * pairs_ / 1e6;
+    const double mbps = total > 0 ? per_iter_mb * iters / total : 0.0;
+    const auto mbps_at = [&](double us) { return us > 0 ? per_iter_mb / (us / 1e6) : 0.0; };
+    out.record["window"] = window_;
+    out.record["pairs"] = pairs_;
+    out.record["bandwidth_MBps"] = mbps;
+    out.record["bandwidth_GBps"] = mbps / 1e3;
+    nlohmann::json at = {{"p50", mbps_at(iter_us.p50)},
+                         {"p90", mbps_at(iter_us.p90)},
+                         {"p99", mbps_at(iter_us.p99)}};
+    for (const auto& [p, v] : iter_us.tails) at[percentile_key(p)] = mbps_at(v);
+    out.record["bandwidth_MBps_at_iteration_percentile"] = at;
+    if (spec_.metric == Pt2ptMetric::MessageRate) {
+      const double rate = total > 0 ? double(window_) * pairs_ * iters / total : 0.0;
+      out.record["messages_per_s"] = rate;
+      out.cells.push_back({"MB/s", mbps});
+      out.cells.push_back({"Messages/s", rate});
+    } else {
+      out.cells.push_back({"Bandwidth (MB/s)", mbps});
+    }
+    if (o.full) {
+      out.cells.push_back({"Min BW(MB/s)", mbps_at(iter_us.max)});
+      out.cells.push_back({"Max BW(MB/s)", mbps_at(iter_us.min)});
+      out.cells.push_back({"Iterations", double(iters), 0});
+    }
+    for (const auto& [p, v] : iter_us.tails)
+      out.cells.push_back({"P" + percentile_key(p).substr(1) + " Tail BW(MB/s)", mbps_at(v)});
+  }
+
+  static std::vector<double> scaled(const std::vector<double>& v, double factor) {
+    std::vector<double> out(v.size());
+    std::transform(v.begin(), v.end(), out.begin(), [&](double x) { return x * factor; });
+    return out;
+  }
+
+  const RunContext& rc_;
+  const Pt2ptSpec& spec_;
+  Pt2ptContext ctx_;
+  Buf send_, recv_, ack_;
+  int pairs_ = 1;
+  int window_ = 1;
+  int sizes_done_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<Runner> make_pt2pt_runner(const RunContext& rc) {
+  return std::make_unique<Pt2ptRunner>(rc);
+}
+
+}  // namespace cb
