@@ -17,9 +17,10 @@ for p in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 
+sudo=""
+[ "$(id -u)" -ne 0 ] && sudo=sudo
+
 if ((${#missing[@]})); then
-  sudo=""
-  [ "$(id -u)" -ne 0 ] && sudo=sudo
   echo "install_deps: installing ${missing[*]}"
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
@@ -30,7 +31,7 @@ fi
 # OpenMPI registers itself above MPICH in the alternatives; collbench is built and run
 # with MPICH, so pin it when both are installed.
 if [ -e /usr/bin/mpicc.openmpi ] && [ -e /usr/bin/mpicc.mpich ]; then
-  update-alternatives --set mpi /usr/bin/mpicc.mpich >/dev/null
-  update-alternatives --set mpirun /usr/bin/mpirun.mpich >/dev/null
-  update-alternatives --set mpi-x86_64-linux-gnu /usr/include/x86_64-linux-gnu/mpich >/dev/null
+  $sudo update-alternatives --set mpi /usr/bin/mpicc.mpich >/dev/null
+  $sudo update-alternatives --set mpirun /usr/bin/mpirun.mpich >/dev/null
+  $sudo update-alternatives --set mpi-x86_64-linux-gnu /usr/include/x86_64-linux-gnu/mpich >/dev/null
 fi

@@ -13,9 +13,11 @@ a collbench.tuning/1 table whose rules are tried in order:
   3. the MPI-transport winners (shared memory off or unavailable),
 
 each for the measured rank count, followed by fixed rules for other rank counts (GENERAL:
-the usual crossovers; one small machine cannot measure them).
+the usual crossovers; one small machine cannot measure them). Rules for other memory kinds
+(device buffers) and the "parameters" object (the hierarchical algorithms' thresholds) are
+kept from the previous table at --out.
 
-  scripts/tune.py --build build --ranks 2 --out src/collective/engine/tuning/default.json
+  scripts/tune.py --build build --ranks 2 --out src/engine/tuning/default.json
 """
 import argparse
 import datetime
@@ -105,14 +107,29 @@ def general_rules(coll, tier):
     return out
 
 
-def kept_rules(path):
-    """The rules of an existing table at `path` for memory kinds other than host."""
+def previous_table(path):
+    """The existing table at `path`, or {} where there is none (or it cannot be read)."""
     try:
         with open(path) as f:
             old = json.load(f)
     except (OSError, json.JSONDecodeError):
+        return {}
+    return old if isinstance(old, dict) else {}
+
+
+def kept_rules(old):
+    """The rules of the previous table for memory kinds other than host."""
+    rules = old.get("rules", [])
+    if not isinstance(rules, list):
         return []
-    return [r for r in old.get("rules", []) if isinstance(r, dict) and r.get("mem", "host") != "host"]
+    return [r for r in rules if isinstance(r, dict) and r.get("mem", "host") != "host"]
+
+
+def kept_parameters(old):
+    """The "parameters" object of the previous table (None where it has none): the
+    measurements here do not cover them, so a regenerated table keeps them as they were."""
+    params = old.get("parameters")
+    return params if isinstance(params, dict) else None
 
 
 def main():
@@ -182,14 +199,21 @@ def main():
                         "git_revision": env.get("collbench", {}).get("git_revision"),
                         "date": datetime.date.today().isoformat()},
         "tolerance": a.tolerance,
-        "rules": rules,
-        "winners": measured,
     }
-    # Rules for memory kinds this run did not measure (device buffers) are kept as they were.
-    kept = kept_rules(a.out)
+    # Parameters and rules for memory kinds this run did not measure (device buffers) are
+    # kept as they were.
+    old = previous_table(a.out)
+    params = kept_parameters(old)
+    if params is not None:
+        table["parameters"] = params
+    table["rules"] = rules
+    table["winners"] = measured
+    kept = kept_rules(old)
     if kept:
         table["rules"] += kept
         table["description"] += "; rules for other memory kinds kept from the previous table"
+    if params is not None:
+        table["description"] += "; parameters kept from the previous table"
     with open(a.out, "w") as f:
         json.dump(table, f, indent=1)
         f.write("\n")

@@ -5,17 +5,16 @@
 #include <nlohmann/json.hpp>
 #include <utility>
 
+#include "backends/mpi_library.hpp"
+#include "config.hpp"
+#include "core/errors.hpp"
 #include "engine/algorithm.hpp"
 #include "engine/execution.hpp"
-#include "config.hpp"
-#include "gpu/device.hpp"
 #include "engine/executor_cuda.hpp"
-#include "backends/mpi_library.hpp"
-#include "core/errors.hpp"
+#include "gpu/device.hpp"
 
 namespace cb {
 namespace {
-
 
 // Takes the operation's tag and number (the same on every rank), then builds its schedule.
 int build_schedule(engine::Schedule& s, const engine::Algorithm& algo, const CollArgs& args,
@@ -91,6 +90,7 @@ EngineBackend::EngineBackend(const Control& ctl, bool progress_thread)
       comm_(MPI_COMM_WORLD, ctl.wait_mode()),
       world_(comm_.rank(), comm_.size(), &comm_, comm_.node_count() == 1 ? comm_.shm() : nullptr),
       table_(engine::TuningTable::load_default()) {
+  comm_.set_tuning(table_.parameters());  // the algorithms' thresholds
   if (progress_thread) {
     int level = 0;
     MPI_Query_thread(&level);
@@ -110,9 +110,9 @@ EngineBackend::EngineBackend(const Control& ctl, bool progress_thread)
 
 BackendDescription EngineBackend::description() const {
   BackendDescription d{"Engine",
-                       std::string("collbench engine ") + CB_VERSION + ", transport: " +
-                           (comm_.shm() ? "shared memory + " : "") + "MPI point-to-point (" +
-                           mpi_library_version() + ")",
+                       std::string("collbench engine ") + CB_VERSION +
+                           ", transport: " + (comm_.shm() ? "shared memory + " : "") +
+                           "MPI point-to-point (" + mpi_library_version() + ")",
                        {}};
   nlohmann::json& out = d.facts;
   nlohmann::json algos = nlohmann::json::array();

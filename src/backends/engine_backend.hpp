@@ -1,17 +1,17 @@
-// --backend engine: collbench's own collective engine (src/collective/engine).
+// --backend engine: collbench's own collective engine (src/engine).
 #pragma once
 
 #include <map>
 #include <memory>
 #include <vector>
 
+#include "backends/backend.hpp"
+#include "backends/control.hpp"
 #include "engine/comm.hpp"
 #include "engine/executor.hpp"
 #include "engine/progress_thread.hpp"
 #include "engine/schedule.hpp"
 #include "engine/select.hpp"
-#include "backends/backend.hpp"
-#include "backends/control.hpp"
 
 namespace cb {
 

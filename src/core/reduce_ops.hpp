@@ -1,5 +1,5 @@
 // The element operators of every reduction, written once for the host kernels
-// (collective/engine/reduce_host.cpp) and the CUDA kernels (gpu/reduce_body.cuh).
+// (engine/reduce_host.cpp) and the CUDA kernels (gpu/reduce_body.cuh).
 // Arithmetic operators compute a value; selecting ones pick an operand, so that max and
 // min return one of their inputs bit for bit, never re-rounded.
 #pragma once

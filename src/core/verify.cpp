@@ -68,7 +68,7 @@ void store_element(std::byte* base, size_t index, Dtype dt, double v) {
   }
 }
 
-// The formulas are written once, for host and device, in gpu/verify_values.hpp.
+// The formulas are written once, for host and device, in core/verify_values.hpp.
 double input_value(Dtype dt, Op op, int rank, int nranks, uint64_t index) {
   return values::input_value(dt, op, rank, nranks, index);
 }

@@ -1,9 +1,9 @@
 // The validation data of every collective, written once for host and device:
-// collective/verify.cpp's input_value() and apply_op() and harness/memory.cpp's
+// core/verify.cpp's input_value() and apply_op() and harness/memory.cpp's
 // pattern_byte() are these functions, and the validation kernels run them too. What still
 // has a host twin (store_element / load_element / store_poison as encode / decode /
 // poison, the CollSpec fill and check) is checked equal on the host by
-// tests/gpu/verify_values_test.cpp for many (dtype, op, rank, nranks, index).
+// tests/core/verify_values_test.cpp for many (dtype, op, rank, nranks, index).
 //
 // Plain C++ when compiled without nvcc (CB_HOST_DEVICE is then empty).
 #pragma once

@@ -1,23 +1,17 @@
 #include "engine/comm.hpp"
 
-#include <cstdlib>
 #include <map>
 
-#include "engine/staging_transport.hpp"
 #include "core/mpi_check.hpp"
+#include "engine/settings.hpp"
+#include "engine/staging_transport.hpp"
 
 namespace cb::engine {
-namespace {
-
-size_t env_bytes(const char* name, size_t fallback) {
-  const char* v = std::getenv(name);
-  const long long n = v ? std::atoll(v) : 0;
-  return n > 0 ? static_cast<size_t>(n) : fallback;
-}
-
-}  // namespace
 
 Comm::Comm(MPI_Comm parent, WaitMode wait) : wait_(wait) {
+  // Bad CB_* values are reported here, when the engine is created (UsageError on every
+  // rank alike), rather than in the middle of a collective.
+  const EngineSettings& settings = engine_settings();
   CB_MPI(MPI_Comm_dup(parent, &comm_));
   MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN);
   MPI_Comm_rank(comm_, &rank_);
@@ -32,7 +26,7 @@ Comm::Comm(MPI_Comm parent, WaitMode wait) : wait_(wait) {
   CB_MPI(MPI_Allreduce(MPI_IN_PLACE, &key[0], 1, MPI_INT, MPI_MIN, local));
   MPI_Comm_rank(local, &key[1]);
   MPI_Comm_free(&local);
-  const int per_node = static_cast<int>(env_bytes("CB_RANKS_PER_NODE", 0));
+  const int per_node = settings.ranks_per_node;
   if (per_node > 0)
     key[1] /= per_node;
   else
@@ -49,17 +43,15 @@ Comm::Comm(MPI_Comm parent, WaitMode wait) : wait_(wait) {
   }
   node_count_ = static_cast<int>(ids.size());
 
-  const char* shm_env = std::getenv("CB_ENGINE_SHM");
-  if (shm_env && std::string(shm_env) == "0") {
+  if (!settings.shm) {
     shm_status_ = "off (CB_ENGINE_SHM=0)";
     return;
   }
   MPI_Comm node;
   CB_MPI(MPI_Comm_split(comm_, node_of(rank_), rank_, &node));
   try {
-    shm_ = std::make_unique<NodeShm>(node, node_members(node_of(rank_)),
-                                     env_bytes("CB_SHM_HEAP_BYTES", size_t{4} << 30),
-                                     env_bytes("CB_SHM_STAGING_BYTES", size_t{16} << 20));
+    shm_ = std::make_unique<NodeShm>(node, node_members(node_of(rank_)), settings.shm_heap_bytes,
+                                     settings.shm_staging_bytes);
     shm_transport_ = std::make_unique<ShmTransport>(*shm_);
     shm_status_ = "on";
   } catch (const RuntimeError& e) {

@@ -2,7 +2,8 @@
 // (physical, or virtual with CB_RANKS_PER_NODE=k: consecutive groups of k ranks of a node),
 // the transport to each peer (shared memory on the node unless CB_ENGINE_SHM=0, MPI point
 // to point otherwise), and a tag per operation so that several collectives can be in
-// flight at once without their messages matching each other.
+// flight at once without their messages matching each other. It also carries the tuning
+// table's parameters, which the algorithms read while building a schedule.
 #pragma once
 
 #include <mpi.h>
@@ -11,10 +12,11 @@
 #include <string>
 #include <vector>
 
+#include "core/args.hpp"
 #include "engine/shm/node_shm.hpp"
 #include "engine/shm/shm_transport.hpp"
 #include "engine/transport_mpi.hpp"
-#include "core/args.hpp"
+#include "engine/tuning_parameters.hpp"
 
 namespace cb::engine {
 
@@ -34,6 +36,9 @@ class Comm {
   std::vector<int> leaders() const;
   MPI_Comm mpi() const { return comm_; }
   WaitMode wait_mode() const { return wait_; }
+  // The tuning table's "parameters" (defaults until the backend sets its table's).
+  const TuningParameters& tuning() const { return tuning_; }
+  void set_tuning(const TuningParameters& parameters) { tuning_ = parameters; }
 
   NodeShm* shm() const { return shm_.get(); }  // null when shared memory is off
   const std::string& shm_status() const { return shm_status_; }
@@ -62,6 +67,7 @@ class Comm {
   std::unique_ptr<Transport> staging_;  // created at the first device transfer
   Transport& staging();
   uint64_t seq_ = 0;
+  TuningParameters tuning_;
 };
 
 }  // namespace cb::engine

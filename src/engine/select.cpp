@@ -61,6 +61,42 @@ Rule parse_rule(const nlohmann::json& j, const std::string& origin, size_t i) {
   return r;
 }
 
+// The "parameters" a table may set, by name.
+struct ParameterField {
+  const char* name;
+  size_t TuningParameters::*field;
+};
+constexpr ParameterField kParameters[] = {
+    {"hierarchical_allreduce_small_bytes", &TuningParameters::hierarchical_allreduce_small_bytes},
+    {"hierarchical_bcast_small_bytes", &TuningParameters::hierarchical_bcast_small_bytes},
+};
+
+[[noreturn]] void bad_parameters(const std::string& origin, const std::string& what) {
+  throw UsageError("tuning table " + origin + ": parameters: " + what);
+}
+
+TuningParameters parse_parameters(const nlohmann::json& j, const std::string& origin) {
+  if (!j.is_object()) bad_parameters(origin, "must be an object of \"name\": value");
+  TuningParameters p;
+  for (const auto& [key, value] : j.items()) {
+    const ParameterField* known = nullptr;
+    for (const ParameterField& f : kParameters)
+      if (key == f.name) known = &f;
+    if (!known) {
+      std::string names;
+      for (const ParameterField& f : kParameters)
+        names += (names.empty() ? "" : ", ") + std::string(f.name);
+      bad_parameters(origin, "unknown parameter \"" + key + "\" (known: " + names + ")");
+    }
+    // Positive integers parse as unsigned; a signed one may still be a non-negative literal.
+    if (!value.is_number_integer() || (!value.is_number_unsigned() && value.get<long long>() < 0))
+      bad_parameters(origin,
+                     "parameter \"" + key + "\" must be a byte count (a non-negative integer)");
+    p.*(known->field) = value.get<size_t>();
+  }
+  return p;
+}
+
 }  // namespace
 
 TuningTable TuningTable::parse(const nlohmann::json& doc, const std::string& origin) {
@@ -70,6 +106,7 @@ TuningTable TuningTable::parse(const nlohmann::json& doc, const std::string& ori
   t.origin_ = origin;
   for (size_t i = 0; i < doc["rules"].size(); ++i)
     t.rules_.push_back(parse_rule(doc["rules"][i], origin, i));
+  if (doc.contains("parameters")) t.parameters_ = parse_parameters(doc["parameters"], origin);
   return t;
 }
 
@@ -104,6 +141,8 @@ void TuningTable::to_json(nlohmann::json& out) const {
                             {"max_bytes", r.max_bytes == SIZE_MAX ? nlohmann::json(nullptr)
                                                                   : nlohmann::json(r.max_bytes)},
                             {"algo", r.algo->name}});
+  out["parameters"] = nlohmann::json::object();  // all of them, as in force
+  for (const ParameterField& f : kParameters) out["parameters"][f.name] = parameters_.*(f.field);
 }
 
 const Algorithm* select_algorithm(const std::vector<Rule>& pruned, const CollArgs& args,

@@ -7,7 +7,9 @@
 // size and whose algorithm can run here. So a table lists, for each size range, the
 // preferred algorithm first (shared memory on one node), then fallbacks (hierarchical
 // across nodes, the MPI-transport algorithms). The default table is compiled in
-// (tuning/default.json); CB_TUNING_FILE names another.
+// (tuning/default.json); CB_TUNING_FILE names another. An optional "parameters" object
+// sets numbers the algorithms read (TuningParameters: the hierarchical algorithms'
+// small-message thresholds); a parameter left out keeps its default.
 #pragma once
 
 #include <cstdint>
@@ -17,6 +19,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "engine/algorithm.hpp"
+#include "engine/tuning_parameters.hpp"
 
 namespace cb::engine {
 
@@ -37,6 +40,7 @@ class TuningTable {
 
   const std::string& origin() const { return origin_; }
   const std::vector<Rule>& rules() const { return rules_; }
+  const TuningParameters& parameters() const { return parameters_; }
   // The rules that apply to (coll, mem) at `nranks`, in table order.
   std::vector<Rule> prune(Coll coll, Mem mem, int nranks) const;
   void to_json(nlohmann::json& out) const;
@@ -44,6 +48,7 @@ class TuningTable {
  private:
   std::string origin_;
   std::vector<Rule> rules_;
+  TuningParameters parameters_;
 };
 
 const char* builtin_tuning_json();  // tuning/default.json, embedded at build time

@@ -1,5 +1,5 @@
 // Element-wise reduction of device buffers by CUDA kernels, with exactly the semantics of
-// the host reduction (collective/engine/reduce_host.hpp), so that an algorithm's result
+// the host reduction (engine/reduce_host.hpp), so that an algorithm's result
 // does not depend on where its local work ran.
 #pragma once
 

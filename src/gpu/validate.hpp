@@ -1,5 +1,5 @@
 // -c on device buffers: fill inputs, poison outputs and count wrong elements on the GPU,
-// with exactly the values the host validation uses (collective/verify.cpp, the CollSpec
+// with exactly the values the host validation uses (core/verify.cpp, the CollSpec
 // fill/check functions, harness/memory.cpp's byte pattern), so that a device buffer
 // never travels to the host to be checked. See verify_values.hpp for the shared formulas.
 #pragma once
@@ -12,7 +12,6 @@
 #include "gpu/stream.hpp"
 
 namespace cb::gpu {
-
 
 // The buffers CollSpec::fill() writes, written on the device: this rank's input into
 // `send` (into `recv` when in place, and for Bcast, where only the root's data counts) and

@@ -21,7 +21,7 @@ struct IterationDefaults {
 };
 
 struct Pt2ptSpec;  // pt2pt/pt2pt.hpp
-struct CollSpec;   // collective/coll_spec.hpp
+struct CollSpec;   // core/coll_spec.hpp
 class Runner;
 struct RunContext;
 
@@ -33,7 +33,8 @@ struct BenchDesc {
   IterationDefaults defaults;
   const Pt2ptSpec* pt2pt = nullptr;
   const CollSpec* coll = nullptr;
-  // The family's timing loop: make_pt2pt_runner, make_collective_runner ... (runner.hpp).
+  // The family's timing loop: make_pt2pt_runner (pt2pt/pt2pt.hpp), make_collective_runner
+  // (collective/runners.hpp), make_replay_runner ...
   std::unique_ptr<Runner> (*make_runner)(const RunContext&) = nullptr;
 };
 

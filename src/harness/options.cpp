@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "config.hpp"
+#include "core/coll_spec.hpp"
 #include "core/errors.hpp"
 #include "harness/version.hpp"
 
@@ -262,6 +263,11 @@ ParseOutcome parse_options(const BenchDesc& desc, int argc, const char* const* a
       throw UsageError("--op: unknown reduction '" + op + "' (expected " + op_choices() + ")");
     o.op = *reduction;
     o.root = parse_root(root);
+    // A root means nothing to a collective without one: refuse rather than ignore it.
+    // (Its range is checked against the rank count when the run starts.)
+    if (desc.coll && !desc.coll->rooted && given("-k"))
+      throw UsageError("-k/--root: " + std::string(desc.name) +
+                       " has no root (only rooted collectives such as bcast take one)");
     o.mem_limit = parse_bytes(mem_limit);
     if (o.mem_limit < (size_t{1} << 20)) throw UsageError("-M/--mem-limit must be at least 1M");
     if (o.test_calls < 0) throw UsageError("-t/--num-test-calls must not be negative");

@@ -6,12 +6,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/errors.hpp"
 #include "engine/algorithm.hpp"
 #include "engine/patterns/blocks.hpp"
 #include "engine/patterns/fold.hpp"
 #include "engine/schedule.hpp"
 #include "engine/select.hpp"
-#include "core/errors.hpp"
 
 namespace cb::engine {
 namespace {
@@ -129,6 +129,93 @@ TEST(Tuning, ErrorsNameTheRuleAndField) {
   bad = ok;
   bad["colour"] = "blue";
   EXPECT_NE(parse_error(rule(bad)).find("unknown field \"colour\""), std::string::npos);
+}
+
+TEST(Tuning, ParametersAreReadAndDefaultWhenAbsent) {
+  using nlohmann::json;
+  const json rules = json::array({{{"coll", "allreduce"}, {"mem", "host"}, {"algo", "ring"}}});
+  const TuningParameters defaults;
+  EXPECT_EQ(defaults.hierarchical_allreduce_small_bytes, 16384u);
+  EXPECT_EQ(defaults.hierarchical_bcast_small_bytes, 16384u);
+  // No "parameters": today's thresholds.
+  EXPECT_EQ(TuningTable::parse({{"rules", rules}}, "t.json").parameters(), defaults);
+  // An empty object, or one parameter: the others keep their defaults.
+  EXPECT_EQ(
+      TuningTable::parse({{"rules", rules}, {"parameters", json::object()}}, "t.json").parameters(),
+      defaults);
+  const TuningTable one = TuningTable::parse(
+      {{"rules", rules}, {"parameters", {{"hierarchical_bcast_small_bytes", 0}}}}, "t.json");
+  EXPECT_EQ(one.parameters().hierarchical_bcast_small_bytes, 0u);
+  EXPECT_EQ(one.parameters().hierarchical_allreduce_small_bytes, 16384u);
+  // From text (positive integers parse as unsigned), up to the largest byte count.
+  const TuningTable both = TuningTable::parse(json::parse(R"({"rules": [], "parameters": {
+      "hierarchical_allreduce_small_bytes": 4096,
+      "hierarchical_bcast_small_bytes": 18446744073709551615}})"),
+                                              "t.json");
+  EXPECT_EQ(both.parameters().hierarchical_allreduce_small_bytes, 4096u);
+  EXPECT_EQ(both.parameters().hierarchical_bcast_small_bytes, SIZE_MAX);
+  // The shipped table sets them to the defaults.
+  EXPECT_EQ(TuningTable::parse(json::parse(builtin_tuning_json()), "built-in").parameters(),
+            defaults);
+}
+
+TEST(Tuning, ParameterErrorsNameTheOriginAndParameter) {
+  using nlohmann::json;
+  const auto with = [](json params) {
+    return json{{"rules", json::array()}, {"parameters", params}};
+  };
+  const std::string unknown = parse_error(with(
+      {{"hierarchical_allreduce_small_bytes", 64}, {"hierarchical_alltoall_small_bytes", 64}}));
+  EXPECT_NE(unknown.find("tuning table t.json: parameters: unknown parameter "
+                         "\"hierarchical_alltoall_small_bytes\""),
+            std::string::npos)
+      << unknown;
+  EXPECT_NE(unknown.find("known: hierarchical_allreduce_small_bytes"), std::string::npos)
+      << unknown;
+  for (const json& value :
+       {json(-1), json(1.5), json("16384"), json(nullptr), json(true), json::array({16384})}) {
+    const std::string e = parse_error(with({{"hierarchical_bcast_small_bytes", value}}));
+    EXPECT_NE(e.find("tuning table t.json: parameters: parameter "
+                     "\"hierarchical_bcast_small_bytes\" must be a byte count"),
+              std::string::npos)
+        << value.dump() << ": " << e;
+  }
+  EXPECT_NE(parse_error(with(json::array({1, 2}))).find("parameters: must be an object"),
+            std::string::npos);
+  EXPECT_EQ(parse_error(with({{"hierarchical_bcast_small_bytes", 0}})), "(accepted)");
+}
+
+TEST(Tuning, ToJsonWritesParametersAndRoundTrips) {
+  using nlohmann::json;
+  const json doc = {
+      {"rules",
+       {{{"coll", "allreduce"}, {"mem", "host"}, {"max_bytes", 1024}, {"algo", "ring"}},
+        {{"coll", "bcast"}, {"mem", "cuda"}, {"ranks", {2, 4}}, {"algo", "binomial"}}}},
+      {"parameters", {{"hierarchical_allreduce_small_bytes", 100}}}};
+  const TuningTable t = TuningTable::parse(doc, "t.json");
+  json out;
+  t.to_json(out);
+  EXPECT_EQ(out["origin"], "t.json");
+  // Every parameter is written, as in force (the one left out with its default).
+  EXPECT_EQ(out["parameters"], json({{"hierarchical_allreduce_small_bytes", 100},
+                                     {"hierarchical_bcast_small_bytes", 16384}}));
+  const TuningTable back = TuningTable::parse(out, "written");
+  EXPECT_EQ(back.parameters(), t.parameters());
+  ASSERT_EQ(back.rules().size(), t.rules().size());
+  for (size_t i = 0; i < t.rules().size(); ++i) {
+    const Rule &a = t.rules()[i], &b = back.rules()[i];
+    EXPECT_EQ(a.coll, b.coll);
+    EXPECT_EQ(a.mem, b.mem);
+    EXPECT_EQ(a.min_ranks, b.min_ranks);
+    EXPECT_EQ(a.max_ranks, b.max_ranks);
+    EXPECT_EQ(a.min_bytes, b.min_bytes);
+    EXPECT_EQ(a.max_bytes, b.max_bytes);
+    EXPECT_EQ(a.algo, b.algo);
+  }
+  json again;
+  back.to_json(again);
+  again["origin"] = "t.json";
+  EXPECT_EQ(again, out);
 }
 
 class Selection : public ::testing::Test {

@@ -474,10 +474,19 @@ TEST(ReduceHost, SixteenBitMaxMinReturnAnOperandBitForBit) {
 }
 
 TEST(ReduceHost, ZeroCountTouchesNothing) {
+  constexpr std::byte kSentinel{0xAB};
   for (const Dtype dt : kAllDtypes) {
     for (const Op op : kAllOps) {
+      // Null pointers with count 0 must not be dereferenced (a fault fails the test) ...
       reduce_host(nullptr, nullptr, 0, dt, op);
       reduce_host(nullptr, nullptr, nullptr, 0, dt, op);
+      // ... and real buffers must come back byte for byte as they were.
+      std::vector<std::byte> inout(64, kSentinel), in(64, std::byte{0x11}), out(64, kSentinel);
+      reduce_host(inout.data(), in.data(), 0, dt, op);
+      reduce_host(out.data(), in.data(), inout.data(), 0, dt, op);
+      EXPECT_EQ(std::count(inout.begin(), inout.end(), kSentinel), 64) << to_string(dt);
+      EXPECT_EQ(std::count(out.begin(), out.end(), kSentinel), 64) << to_string(dt);
+      EXPECT_EQ(std::count(in.begin(), in.end(), std::byte{0x11}), 64) << to_string(dt);
     }
   }
 }

@@ -1,4 +1,4 @@
-// The device validation formulas (gpu/verify_values.hpp), compiled for the host, against
+// The device validation formulas (core/verify_values.hpp), compiled for the host, against
 // the host code that still has its own form: store_element(), store_poison(),
 // load_element() and the CollSpec fill/check functions. (input_value, apply_op and
 // pattern_byte are one function for both, so there is nothing to compare.)

@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/coll_spec.hpp"
 #include "core/errors.hpp"
 #include "harness/options.hpp"
 
@@ -137,6 +138,26 @@ TEST(Options, JsonHoldsEveryEffectiveOption) {
   EXPECT_EQ(j["dtype"], "double");
   EXPECT_EQ(j["iterations_large"], 100);
   EXPECT_EQ(j["root"], "fixed:0");
+}
+
+TEST(Options, RootIsRefusedWhereItMeansNothing) {
+  constexpr BenchDesc allreduce{.name = "allreduce",
+                                .title = "Allreduce Latency Test",
+                                .family = Family::Collective,
+                                .default_sizes = {4, 64 << 20},
+                                .defaults = {1000, 100, 100, 10},
+                                .coll = &kAllreduceSpec};
+  constexpr BenchDesc bcast{.name = "bcast",
+                            .title = "Broadcast Latency Test",
+                            .family = Family::Collective,
+                            .default_sizes = {4, 64 << 20},
+                            .defaults = {1000, 100, 100, 10},
+                            .coll = &kBcastSpec};
+  EXPECT_NE(error_of(allreduce, {"-k", "fixed:7"}).find("allreduce has no root"),
+            std::string::npos);
+  EXPECT_NE(error_of(allreduce, {"-k", "rotate"}).find("-k/--root"), std::string::npos);
+  EXPECT_EQ(parse(allreduce, {}).root.fixed, 0);
+  EXPECT_EQ(parse(bcast, {"-k", "fixed:7"}).root.fixed, 7);  // range: checked at run time
 }
 
 }  // namespace

@@ -79,6 +79,14 @@ def engine_bad_tuning_table(env):
 
 
 @case
+def engine_bad_environment_setting(env):
+    args = ["--backend", "engine", "-m", "8:8", "-i", "2", "-x", "1"]
+    r = env.run(2, "allreduce", args, env={"CB_SHM_HEAP_BYTES": "8Q"}, timeout=30)
+    check(r.rc == 2 and "CB_SHM_HEAP_BYTES=8Q" in r.err and "256K" in r.err, str(r))
+    check(r.err.count("CB_SHM_HEAP_BYTES") == 1, f"one message, not one per rank: {r}")
+    env.ok(2, "allreduce", args, env={"CB_SHM_HEAP_BYTES": "64M"}, timeout=60)
+
+@case
 def engine_pt2pt_over_its_transport(env):
     for bench in ("latency", "bw", "bibw", "mbw_mr"):
         out = env.path(f"{bench}.json")

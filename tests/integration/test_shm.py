@@ -32,7 +32,7 @@ def shm_collectives_on_shared_and_plain_buffers(env):
     for alloc in ("backend", "plain"):
         for bench, algo in (("allreduce", "shm"), ("allreduce", "shm_flat"), ("bcast", "shm"),
                             ("alltoall", "shm"), ("iallreduce", "shm")):
-            for extra in ([], ["-l"] if bench in ("allreduce", "alltoall") else ["-k", "1"]):
+            for extra in ([], ["-k", "1"] if bench == "bcast" else ["-l"]):
                 out = env.path(f"{bench}.json")
                 env.ok(2, bench, ["--backend", "engine", "--algo", algo, "--alloc", alloc,
                                   "-m", "4:2M", "-c", "-i", "3", "-x", "1", "-J", out, *extra])

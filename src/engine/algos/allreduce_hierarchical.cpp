@@ -1,7 +1,8 @@
 // Hierarchical allreduce: reduce inside each node through shared memory into its first
 // rank, allreduce among those node leaders over MPI (recursive doubling for small, ring
-// for large vectors), then broadcast inside each node through shared memory. Only one rank
-// per node crosses the network, with the whole node's contribution.
+// for large vectors; the threshold is the tuning parameter
+// hierarchical_allreduce_small_bytes), then broadcast inside each node through shared
+// memory. Only one rank per node crosses the network, with the whole node's contribution.
 #include "engine/algos/algos.hpp"
 #include "engine/algos/hierarchy.hpp"
 
@@ -12,7 +13,7 @@ void build(Schedule& s, const CollArgs& a, const Group& g) {
   const Comm& c = *g.comm();
   NodeShm& shm = *c.shm();
   const size_t bytes = a.count * dtype_size(a.dtype);
-  const bool small = bytes <= 16384;
+  const bool small = bytes <= c.tuning().hierarchical_allreduce_small_bytes;
   s.poll(shm_reduce(shm, s.op() * 4, input_of(a), a.recv.ptr, a.count, a.dtype, a.op,
                     small ? ShmReduceMode::Flat : ShmReduceMode::ToLeader));
   s.end_round();

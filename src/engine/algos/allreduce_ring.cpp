@@ -3,23 +3,17 @@
 // bandwidth-optimal. Blocks are cut into segments that flow one round each, so that
 // reducing segment j overlaps receiving segment j+1 (pipelining), with the reduced data
 // still in cache when it is sent on.
-#include <cstdlib>
-
 #include "engine/algos/algos.hpp"
 #include "engine/algos/common.hpp"
 #include "engine/patterns/blocks.hpp"
+#include "engine/settings.hpp"
 
 namespace cb::engine {
 namespace {
 
 // Segment size: CB_RING_SEGMENT_BYTES, default 256 KiB (a fraction of the 1 MiB L2).
 size_t segment_bytes() {
-  static const size_t bytes = [] {
-    const char* env = std::getenv("CB_RING_SEGMENT_BYTES");
-    const long v = env ? std::atol(env) : 0;
-    return v > 0 ? static_cast<size_t>(v) : size_t{256} << 10;
-  }();
-  return bytes;
+  return engine_settings().ring_segment_bytes;
 }
 
 std::string cannot_run(const CollArgs& a, const Group& c) {

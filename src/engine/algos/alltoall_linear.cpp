@@ -1,25 +1,15 @@
 // Alltoall by linear exchange with a window: messages to and from up to W peers are in
 // flight at once (all of them when W >= p-1), in rounds of W. Fewer rounds than pairwise,
 // at the cost of congestion. W: CB_ALLTOALL_WINDOW (default 8).
-#include <cstdlib>
-
 #include "engine/algos/algos.hpp"
 #include "engine/algos/alltoall_common.hpp"
+#include "engine/settings.hpp"
 
 namespace cb::engine {
 namespace {
 
-int window() {
-  static const int w = [] {
-    const char* env = std::getenv("CB_ALLTOALL_WINDOW");
-    const int v = env ? std::atoi(env) : 0;
-    return v > 0 ? v : 8;
-  }();
-  return w;
-}
-
 void build(Schedule& s, const CollArgs& a, const Group& c) {
-  shifted_exchange(s, a, c, window());
+  shifted_exchange(s, a, c, engine_settings().alltoall_window);
 }
 
 }  // namespace

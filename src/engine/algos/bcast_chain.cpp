@@ -1,23 +1,13 @@
 // Bcast by pipelined chain: vrank i receives segments from i-1 and forwards each to i+1
 // as soon as it has it, so after p-1 segment times every link is busy. Segment size:
 // CB_BCAST_SEGMENT_BYTES (default 128 KiB).
-#include <cstdlib>
-
 #include "engine/algos/algos.hpp"
 #include "engine/algos/common.hpp"
 #include "engine/patterns/blocks.hpp"
+#include "engine/settings.hpp"
 
 namespace cb::engine {
 namespace {
-
-size_t segment_bytes() {
-  static const size_t bytes = [] {
-    const char* env = std::getenv("CB_BCAST_SEGMENT_BYTES");
-    const long v = env ? std::atol(env) : 0;
-    return v > 0 ? static_cast<size_t>(v) : size_t{128} << 10;
-  }();
-  return bytes;
-}
 
 void build(Schedule& s, const CollArgs& a, const Group& c) {
   const int n = c.size();
@@ -26,7 +16,7 @@ void build(Schedule& s, const CollArgs& a, const Group& c) {
   const int vr = (c.rank() - a.root + n) % n;
   const int prev = (c.rank() + n - 1) % n, next = (c.rank() + 1) % n;
   const bool receives = vr > 0, forwards = vr < n - 1;
-  const size_t per_seg = std::max<size_t>(1, segment_bytes() / w);
+  const size_t per_seg = std::max<size_t>(1, engine_settings().bcast_segment_bytes / w);
   const size_t segs = std::max<size_t>(1, (a.count + per_seg - 1) / per_seg);
   // Round j receives segment j and forwards segment j - 1 (complete since round j - 1).
   for (size_t j = 0; j <= segs; ++j) {

@@ -1,6 +1,7 @@
 // Hierarchical bcast: through shared memory on the root's node, then among one rank per
 // node over MPI (the root for its node, the first rank elsewhere; binomial for small,
-// scatter + allgather for large messages), then through shared memory on the other nodes.
+// scatter + allgather for large messages; the threshold is the tuning parameter
+// hierarchical_bcast_small_bytes), then through shared memory on the other nodes.
 #include "engine/algos/algos.hpp"
 #include "engine/algos/hierarchy.hpp"
 
@@ -19,7 +20,8 @@ void build(Schedule& s, const CollArgs& a, const Group& g) {
   reps[static_cast<size_t>(root_node)] = a.root;
   CollArgs inter = a;
   inter.root = root_node;  // position of the root's node among the representatives
-  among(s, g, reps, bytes <= 16384 ? kBcastBinomial : kBcastScatterAllgather, inter);
+  const bool small = bytes <= c.tuning().hierarchical_bcast_small_bytes;
+  among(s, g, reps, small ? kBcastBinomial : kBcastScatterAllgather, inter);
   if (!on_root_node) s.poll(shm_bcast(shm, s.op() * 4 + 1, a.recv.ptr, bytes, 0));
   s.end_round();
 }

@@ -5,23 +5,18 @@
 // (staged, reduced, gathered) say how far it got; slots are double-buffered, and a slot is
 // reused only once every peer is done with its previous contents.
 #include <algorithm>
-#include <cstdlib>
 #include <cstring>
 
 #include "engine/patterns/blocks.hpp"
 #include "engine/reduce_host.hpp"
+#include "engine/settings.hpp"
 #include "engine/shm/peer_sync.hpp"
 #include "engine/shm/shm_collectives.hpp"
 
 namespace cb::engine {
 
 size_t shm_chunk_bytes() {
-  static const size_t bytes = [] {
-    const char* env = std::getenv("CB_SHM_CHUNK_BYTES");
-    const long v = env ? std::atol(env) : 0;
-    return v > 0 ? static_cast<size_t>(v) : size_t{256} << 10;
-  }();
-  return bytes;
+  return engine_settings().shm_chunk_bytes;
 }
 
 namespace {

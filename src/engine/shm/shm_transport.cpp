@@ -1,21 +1,15 @@
 #include "engine/shm/shm_transport.hpp"
 
-#include <cstdlib>
 #include <cstring>
 #include <set>
 
 #include "core/errors.hpp"
+#include "engine/settings.hpp"
 
 namespace cb::engine {
 namespace {
 
 enum Wire : uint32_t { kEager = 1, kInPlace = 2, kAttach = 3, kFragment = 4 };
-
-size_t cma_threshold() {
-  const char* env = std::getenv("CB_SHM_CMA_BYTES");
-  const long long v = env ? std::atoll(env) : 0;
-  return v > 0 ? static_cast<size_t>(v) : SIZE_MAX;  // default: always pipelined
-}
 
 }  // namespace
 
@@ -24,7 +18,7 @@ ShmTransport::ShmTransport(NodeShm& shm)
       sends_(static_cast<size_t>(shm.local_size())),
       recvs_(static_cast<size_t>(shm.local_size())),
       next_message_(static_cast<size_t>(shm.local_size()), 0),
-      cma_bytes_(cma_threshold()) {}
+      cma_bytes_(engine_settings().shm_cma_bytes) {}
 
 // The sender retires descriptors in order once receivers have completed them.
 void ShmTransport::retire(Channel& ch) {
