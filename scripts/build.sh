@@ -9,5 +9,10 @@ args=(-DCOLLBENCH_WERROR=ON)
 if ! command -v nvcc >/dev/null && [ -x /usr/local/cuda/bin/nvcc ]; then
   args+=(-DCMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc)
 fi
+# ccache, when installed, lets build directories of one checkout share objects.
+if command -v ccache >/dev/null; then
+  export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$PWD}
+  args+=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
+fi
 cmake -S . -B "$build" "${args[@]}" "$@" >/dev/null
 cmake --build "$build" -j"$(nproc)"

@@ -119,12 +119,15 @@ def short_library(lib):
 # --- metrics -----------------------------------------------------------------------------
 
 class Metric:
-    """One figure of a record: how to read it, its unit, and which direction is better."""
+    """One figure of a record: how to read it, its unit, and which direction is better.
+    `figures`: the `repeat.figure` values (--repeat) whose pass times this metric follows:
+    in proportion for a time, inversely for a rate (lower_is_better tells which)."""
 
-    def __init__(self, name, title, unit, lower_is_better, getter):
+    def __init__(self, name, title, unit, lower_is_better, getter, figures=()):
         self.name, self.title, self.unit = name, title, unit
         self.lower_is_better = lower_is_better
         self.get = getter  # record -> float or None
+        self.figures = figures
 
 
 METRICS = {
@@ -132,13 +135,46 @@ METRICS = {
     # pure_comm_us.avg: the communication time of non-blocking collectives.
     "latency": Metric("latency", "latency", "us", True,
                       lambda r: _first(number(r, "latency_us", "avg"),
-                                       number(r, "pure_comm_us", "avg"))),
+                                       number(r, "pure_comm_us", "avg")),
+                      ("latency_us.avg", "pure_comm_us.avg")),
     "bandwidth": Metric("bandwidth", "bandwidth", "MB/s", False,
-                        lambda r: number(r, "bandwidth_MBps")),
-    "busbw": Metric("busbw", "bus bandwidth", "GB/s", False, lambda r: number(r, "busbw_GBps")),
+                        lambda r: number(r, "bandwidth_MBps"), ("bandwidth_MBps",)),
+    "busbw": Metric("busbw", "bus bandwidth", "GB/s", False, lambda r: number(r, "busbw_GBps"),
+                    ("latency_us.avg",)),
     "algbw": Metric("algbw", "algorithm bandwidth", "GB/s", False,
-                    lambda r: number(r, "algbw_GBps")),
+                    lambda r: number(r, "algbw_GBps"), ("latency_us.avg",)),
 }
+
+
+def repeat_passes(rec):
+    """The number of passes of a record measured with --repeat N > 1, else None."""
+    rep = rec.get("repeat") if isinstance(rec, dict) else None
+    passes = number(rep, "passes")
+    return int(passes) if passes is not None and passes > 1 else None
+
+
+def repeat_range(rec, metric):
+    """(low, high) of the metric over the record's --repeat passes, or None when the record
+    has no repeat data for it. The reported figure comes from one pass (reported_pass); the
+    others' figures follow from their times: value x t / t_reported for a time, value x
+    t_reported / t for a rate (bandwidths are bytes over that time)."""
+    if repeat_passes(rec) is None:
+        return None
+    rep = rec["repeat"]
+    value = metric.get(rec)
+    times = rep.get("pass_us")
+    index = number(rep, "reported_pass")
+    lo, hi = number(rep, "min_us"), number(rep, "max_us")
+    if (value is None or rep.get("figure") not in metric.figures or not isinstance(times, list)
+            or index is None or not 0 <= index < len(times) or lo is None or hi is None):
+        return None
+    t_rep = times[int(index)]
+    if isinstance(t_rep, bool) or not isinstance(t_rep, (int, float)) or not t_rep > 0 \
+            or not lo > 0:
+        return None
+    if metric.lower_is_better:
+        return (value * lo / t_rep, value * hi / t_rep)
+    return (value * t_rep / hi, value * t_rep / lo)
 
 
 def _first(*values):
@@ -180,6 +216,19 @@ class Series:
             if v is not None:
                 out[int(number(r, "bytes") or 0)] = v
         return out
+
+    def ranges(self, metric):
+        """{bytes: (low, high)} over --repeat passes, for records that have repeat data."""
+        out = {}
+        for r in self.records:
+            rng = repeat_range(r, metric)
+            if rng is not None:
+                out[int(number(r, "bytes") or 0)] = rng
+        return out
+
+    def passes(self):
+        """The --repeat pass count of the series (its first record's), or None."""
+        return next((p for p in map(repeat_passes, self.records) if p), None)
 
     def describe(self):
         return {"file": self.path, "label": self.label(with_benchmark=False),

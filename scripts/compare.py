@@ -6,8 +6,9 @@
 
 ratio = candidate / baseline of the metric (a time for latency, a rate for bandwidths).
 A size is SLOWER when the candidate takes more than --tolerance percent longer than the
-baseline: time ratio > 1 + tol, or bandwidth ratio < 1 / (1 + tol). Standard library only;
-see docs/plots.md.
+baseline: time ratio > 1 + tol, or bandwidth ratio < 1 / (1 + tol). Where both runs were
+measured with --repeat N, a size is WITHIN NOISE (~) when the ranges of the two sides'
+passes (fastest to slowest) overlap. Standard library only; see docs/plots.md.
 """
 import argparse
 import json
@@ -75,15 +76,27 @@ def is_slower(ratio, metric, tolerance_pct):
     return ratio > limit if metric.lower_is_better else ratio < 1 / limit
 
 
+def overlap(a, b):
+    """Whether two (low, high) ranges share a point; None when either is unknown."""
+    if a is None or b is None:
+        return None
+    return a[0] <= b[1] and b[0] <= a[1]
+
+
 def compare(base, cand, metric, tolerance_pct):
     """One comparison: a row per size both series measured."""
     bv, cv = base.values(metric), cand.values(metric)
+    br, cr = base.ranges(metric), cand.ranges(metric)
     rows = []
     for size in sorted(set(bv) & set(cv)):
         ratio = cv[size] / bv[size] if bv[size] > 0 else None
         slower = None if ratio is None else is_slower(ratio, metric, tolerance_pct)
+        b_rng, c_rng = br.get(size), cr.get(size)
         rows.append({"bytes": size, "baseline": bv[size], "candidate": cv[size],
-                     "ratio": ratio, "slower": slower})
+                     "ratio": ratio, "slower": slower,
+                     "baseline_range": list(b_rng) if b_rng else None,
+                     "candidate_range": list(c_rng) if c_rng else None,
+                     "within_noise": overlap(b_rng, c_rng)})
     ratios = [r["ratio"] for r in rows if r["ratio"]]
     geomean = math.exp(sum(map(math.log, ratios)) / len(ratios)) if ratios else None
     return {"benchmark": base.benchmark, "metric": metric.name, "unit": metric.unit,
@@ -92,7 +105,10 @@ def compare(base, cand, metric, tolerance_pct):
             "slower_sizes": [r["bytes"] for r in rows if r["slower"]],
             "only_in_baseline": sorted(set(bv) - set(cv)),
             "only_in_candidate": sorted(set(cv) - set(bv)),
-            "geomean_ratio": geomean}
+            "geomean_ratio": geomean,
+            "repeat": {"baseline": base.passes(), "candidate": cand.passes()},
+            "noise_known": any(r["within_noise"] is not None for r in rows),
+            "within_noise_sizes": [r["bytes"] for r in rows if r["within_noise"]]}
 
 
 def pair_mode(series, args):
@@ -141,15 +157,44 @@ def fmt(v, digits=4):
     return "n/a" if v is None else f"{v:.{digits}g}"
 
 
+def fmt_range(rng):
+    return "n/a" if rng is None else f"{fmt(rng[0])}–{fmt(rng[1])}"
+
+
 def markdown_table(c):
-    lines = [f"| Size (B) | Baseline ({c['unit']}) | Candidate ({c['unit']}) | Ratio | |",
-             "|---:|---:|---:|---:|:--|"]
+    """The per-size table; with --repeat data, the pass ranges and a noise column (~)."""
+    noise = c.get("noise_known")
+    head = f"| Size (B) | Baseline ({c['unit']}) | Candidate ({c['unit']}) | Ratio | |"
+    rule = "|---:|---:|---:|---:|:--|"
+    if noise:
+        head += " Baseline passes | Candidate passes | Noise |"
+        rule += "---:|---:|:-:|"
+    lines = [head, rule]
     for r in c["rows"]:
         ratio = "n/a" if r["ratio"] is None else f"{r['ratio']:.3f}"
         flag = "SLOWER" if r["slower"] else ""
-        lines.append(f"| {cbjson.format_size(r['bytes'])} | {fmt(r['baseline'])} | "
-                     f"{fmt(r['candidate'])} | {ratio} | {flag} |")
+        line = (f"| {cbjson.format_size(r['bytes'])} | {fmt(r['baseline'])} | "
+                f"{fmt(r['candidate'])} | {ratio} | {flag} |")
+        if noise:
+            mark = {True: "~", False: "", None: "n/a"}[r["within_noise"]]
+            line += (f" {fmt_range(r['baseline_range'])} | {fmt_range(r['candidate_range'])} "
+                     f"| {mark} |")
+        lines.append(line)
     return lines
+
+
+def noise_sentence(c):
+    """What the noise column means, or why there is none."""
+    rep = c.get("repeat") or {}
+    if c.get("noise_known"):
+        return (f"Passes: the fastest to the slowest of the {rep.get('baseline')} baseline and "
+                f"{rep.get('candidate')} candidate passes (--repeat); ~ = the two ranges "
+                "overlap: the difference is within this machine's noise.")
+    missing = [side for side in ("baseline", "candidate") if not rep.get(side)]
+    if missing:
+        return (f"No repeat data in the {' and '.join(missing)} (run with --repeat N): "
+                "noise cannot be told from difference.")
+    return f"No repeat data for {c['metric']}: noise cannot be told from difference."
 
 
 def markdown_one(c, tolerance):
@@ -165,7 +210,7 @@ def markdown_one(c, tolerance):
              f"ratio = candidate / baseline; SLOWER = candidate more than {tolerance:g}% slower.",
              ""]
     lines += markdown_table(c) if c["rows"] else ["No message size was measured by both."]
-    lines += ["", summary_sentence(c), ""]
+    lines += ["", summary_sentence(c), noise_sentence(c), ""]
     return lines
 
 
@@ -173,7 +218,12 @@ def summary_sentence(c):
     n = len(c["rows"])
     s = f"Geometric mean ratio {fmt(c['geomean_ratio'])} over {n} sizes; "
     slow = [cbjson.format_size(b) for b in c["slower_sizes"]]
-    s += f"slower at {len(slow)} of {n}" + (f" ({', '.join(slow)})." if slow else ".")
+    s += f"slower at {len(slow)} of {n}" + (f" ({', '.join(slow)})" if slow else "")
+    if c.get("noise_known"):
+        noisy = [cbjson.format_size(b) for b in c["within_noise_sizes"]]
+        s += f"; within noise at {len(noisy)} of {n}" + (f" ({', '.join(noisy)})" if noisy
+                                                          else "")
+    s += "."
     for key, what in (("only_in_baseline", "baseline"), ("only_in_candidate", "candidate")):
         if c[key]:
             s += f" Only in the {what}: {', '.join(map(cbjson.format_size, c[key]))}."
@@ -182,16 +232,19 @@ def summary_sentence(c):
 
 def markdown(comparisons, tolerance):
     lines = ["## collbench comparison", "",
-             "| Benchmark | Candidate | Baseline | Metric | Geomean ratio | Slower sizes |",
-             "|---|---|---|---|---:|---:|"]
+             "| Benchmark | Candidate | Baseline | Metric | Geomean ratio | Slower sizes "
+             "| Within noise |",
+             "|---|---|---|---|---:|---:|---:|"]
     for c in comparisons:
         metric = c.get("metric", "-")
         slower = f"{len(c.get('slower_sizes', []))} of {len(c['rows'])}"
+        noisy = (f"{len(c['within_noise_sizes'])} of {len(c['rows'])}"
+                 if c.get("noise_known") else "n/a")
         lines.append(f"| {c['benchmark']} | {c['candidate']['label']} | "
                      f"{c['baseline']['label']} | {metric} | {fmt(c.get('geomean_ratio'))} | "
-                     f"{slower} |")
+                     f"{slower} | {noisy} |")
     if not comparisons:
-        lines.append("| (none: no run to compare with a baseline) | | | | | |")
+        lines.append("| (none: no run to compare with a baseline) | | | | | | |")
     lines.append("")
     for c in comparisons:
         lines += markdown_one(c, tolerance)

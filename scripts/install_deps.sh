@@ -10,6 +10,7 @@ PACKAGES=(
   libibverbs-dev librdmacm-dev libhwloc-dev
   libgtest-dev libbenchmark-dev
   python3 python3-matplotlib
+  clang-14 libclang-rt-14-dev llvm-14  # libFuzzer, sanitizer runtimes, symbolizer (fuzz.sh)
 )
 
 missing=()

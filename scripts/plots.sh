@@ -32,7 +32,7 @@ if [ ${#others[@]} -gt 0 ]; then
 fi
 # Backends alone (no engine variants), one figure set per benchmark, for files named as
 # sweep.sh names them (<bench>.<backend>.<memory>.json).
-for b in latency bw bibw mbw_mr allreduce bcast alltoall; do
+for b in latency bw bibw mbw_mr allreduce bcast alltoall allgather reduce_scatter; do
   mapfile -t main < <(ls "$dir/$b".{mpi,engine,nccl}.*.json 2>/dev/null || true)
   if [ ${#main[@]} -gt 1 ]; then
     "$py" "$here/plot.py" --skip-invalid --prefix "side-by-side.$b." -o "$dir/plots" \

@@ -36,7 +36,10 @@ def rows_from(paths, skip_invalid):
                 continue
             inp = rec.get("input", {})
             name = inp.get("model") or inp.get("name") or os.path.basename(path)
-            key = (name, str(opts.get("fusion", "none")), str(opts.get("compute", "none")))
+            # --parallel zero1|zero2|fsdp groups by itself: the mode takes the Fusion column.
+            parallel = str(opts.get("parallel", "ddp"))
+            fusion = str(opts.get("fusion", "none")) if parallel == "ddp" else parallel
+            key = (name, fusion, str(opts.get("compute", "none")))
             table.setdefault(key, {})[backend] = rec
             if backend not in backends:
                 backends.append(backend)

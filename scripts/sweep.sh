@@ -4,6 +4,8 @@
 # Writes OUTDIR/<bench>.<backend>[-variant].host.{json,txt}, info.json (cb_info),
 # copy_bw.json (the memory-copy bound), then plots and summary.md (scripts/plots.sh).
 # --quick: small sizes and few iterations, to check the whole pipeline fast.
+# Every size is measured in CB_REPEAT passes (default 3; --repeat): the JSON keeps each
+# pass's time, and summary.md marks sizes where two backends' passes overlap (~).
 set -euo pipefail
 build=$1
 out=$2
@@ -14,14 +16,17 @@ here=$(cd "$(dirname "$0")" && pwd)
 
 small=()
 [ "$quick" = "--quick" ] && small=(-m 4:64K -i 20 -x 2)
+repeat=(--repeat "${CB_REPEAT:-3}")
 
 run() {  # run NP BENCH BACKEND TAG [args...]
   local np=$1 bench=$2 backend=$3 tag=$4
   shift 4
-  local name="$bench.$tag.host"
+  local name="$bench.$tag.host" sizes=("${small[@]}")
+  # barrier has no message size (-m is refused): --quick keeps only its iterations
+  if [ "$bench" = barrier ] && [ ${#sizes[@]} -gt 0 ]; then sizes=(-i 20 -x 2); fi
   echo "== cb_$bench --backend $backend $*"
   if ! "$mpirun" -n "$np" "$build/cb_$bench" --backend "$backend" -J "$out/$name.json" \
-      "${small[@]}" "$@" | tee "$out/$name.txt"; then
+      "${repeat[@]}" "${sizes[@]}" "$@" | tee "$out/$name.txt"; then
     echo "sweep: cb_$bench --backend $backend $* failed (see above); continuing" >&2
   fi
 }
@@ -44,7 +49,7 @@ for bench in latency bw bibw mbw_mr; do
   # engine with plain (page-aligned heap) buffers instead of its shared-memory ones
   if [ "$bench" = bw ]; then run 2 bw engine engine-plain --alloc plain -c; fi
 done
-for coll in allreduce bcast alltoall; do
+for coll in allreduce bcast alltoall allgather reduce_scatter reduce barrier alltoallv; do
   for backend in "${backends[@]}"; do
     # shellcheck disable=SC2046
     run 2 "$coll" "$backend" "$backend" -c $(dev_of "$backend")
@@ -54,8 +59,14 @@ for coll in allreduce bcast alltoall; do
   CB_ENGINE_SHM=0 run 2 "$coll" engine engine-p2p -c
   run 2 "$coll" engine engine-all --algo all -c
   if [ "$coll" != alltoall ]; then run 2 "$coll" engine engine-plain --alloc plain -c; fi
+  if [ "$coll" = alltoallv ]; then  # MoE routing skew: a Zipf-loaded hot receiver
+    for backend in "${backends[@]}"; do
+      # shellcheck disable=SC2046
+      run 2 alltoallv "$backend" "$backend-zipf" --counts zipf:1.2 -c $(dev_of "$backend")
+    done
+  fi
 done
-for coll in iallreduce ibcast ialltoall; do
+for coll in iallreduce ibcast ialltoall iallgather ireduce_scatter ireduce ialltoallv; do
   for t in 0 10; do
     for backend in "${backends[@]}"; do
       # shellcheck disable=SC2046
@@ -69,7 +80,7 @@ done
 # DL gradient replay, where cb_replay exists: every model, grouping policy and backend,
 # without compute (pure communication) and with the emulated backward pass.
 if [ -x "$build/cb_replay" ]; then
-  iters=(-i 10 -x 2)
+  iters=(-i 5 -x 1)  # x CB_REPEAT passes (10 steps in one pass before --repeat)
   models=(resnet50 vgg16 bert-base gpt2)
   if [ "$quick" = "--quick" ]; then iters=(-i 2 -x 1); models=(resnet50); fi
   for model in "${models[@]}"; do
@@ -81,7 +92,8 @@ if [ -x "$build/cb_replay" ]; then
           name="replay-$model-$fusion-$compute.$backend.$mem"
           # shellcheck disable=SC2046
           "$mpirun" -n 2 "$build/cb_replay" --backend "$backend" --model "$model" \
-            --fusion "$fusion" --compute "$compute" "${iters[@]}" $(dev_of "$backend") \
+            --fusion "$fusion" --compute "$compute" "${iters[@]}" "${repeat[@]}" \
+            $(dev_of "$backend") \
             -J "$out/$name.json" | tee "$out/$name.txt" ||
             echo "sweep: cb_replay $backend $model $fusion $compute failed; continuing" >&2
         done

@@ -27,7 +27,9 @@ import socket
 import subprocess
 import sys
 
-COLLS = {"allreduce": "4:64M", "bcast": "4:64M", "alltoall": "4:4M"}
+COLLS = {"allreduce": "4:64M", "bcast": "4:64M", "alltoall": "4:4M",
+         "allgather": "4:16M", "reduce_scatter": "4:16M",
+         "reduce": "4:64M", "alltoallv": "4:4M", "barrier": None}  # barrier: no sizes
 HIERARCHICAL = {"allreduce", "bcast"}  # tried between the shared-memory and MPI tiers
 
 
@@ -38,7 +40,7 @@ def fail(msg):
 
 def measure(build, coll, ranks, sizes, iterations, out, mpirun, shm):
     cmd = [mpirun, "-n", str(ranks), os.path.join(build, f"cb_{coll}"), "--backend", "engine",
-           "--algo", "all", "-m", sizes, "-J", out]
+           "--algo", "all", "-J", out] + (["-m", sizes] if sizes else [])
     if iterations:
         cmd += ["-i", str(iterations), "-x", str(max(1, iterations // 10))]
     env = dict(os.environ, CB_ENGINE_SHM="1" if shm else "0")
@@ -92,6 +94,17 @@ GENERAL = {
                              ("ring", 524289, None)],
     ("bcast", "noshm"): [("binomial", 0, 16384), ("scatter_allgather", 16385, None)],
     ("alltoall", "noshm"): [("bruck", 0, 256), ("pairwise", 257, None)],
+    ("allgather", "shm"): [("shm", 0, None)],
+    ("allgather", "noshm"): [("recursive_doubling", 0, 65536), ("bruck", 0, 8192),
+                             ("ring", 0, None)],  # the first that can run: pof2, then any
+    ("reduce_scatter", "shm"): [("shm", 0, None)],
+    ("reduce_scatter", "noshm"): [("recursive_halving", 0, 65536), ("pairwise", 0, None)],
+    ("reduce", "shm"): [("shm", 0, None)],
+    ("reduce", "noshm"): [("binomial", 0, 16384), ("rabenseifner", 16385, None)],
+    ("barrier", "shm"): [("shm", 0, None)],
+    ("barrier", "noshm"): [("dissemination", 0, None)],
+    ("alltoallv", "shm"): [("shm", 0, None)],
+    ("alltoallv", "noshm"): [("pairwise", 0, None)],
 }
 
 

@@ -66,6 +66,10 @@ class Backend {
   // backend has for a collective (--algo all); empty where the library decides itself.
   virtual std::string algorithm(const CollArgs&) const { return {}; }
   virtual std::vector<std::string> algorithms(Coll) const { return {}; }
+  // How this backend reduces `dt` with `op`, where worth stating (table header and JSON
+  // "reduction"): the MPI backend names its MPI_Op ("MPI_Op: MPI_SUM on MPI_FLOAT",
+  // "MPI_Op: user-defined (fp16 sum, collbench) on ..."); empty: nothing to say.
+  virtual std::string reduction_note(Dtype, Op) const { return {}; }
   virtual void sync() {}  // device backends: wait for queued work
   // The time limit expired: release whatever could hang the exit (NCCL: ncclCommAbort).
   // Called from the watchdog thread just before the process ends, so it must be safe

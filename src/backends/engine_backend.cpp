@@ -11,6 +11,7 @@
 #include "engine/algorithm.hpp"
 #include "engine/execution.hpp"
 #include "engine/executor_cuda.hpp"
+#include "engine/shm/node_shm.hpp"
 #include "gpu/device.hpp"
 
 namespace cb {
@@ -28,32 +29,80 @@ int build_schedule(engine::Schedule& s, const engine::Algorithm& algo, const Col
   return tag;
 }
 
+// What an operation was, for the message when a local peer dies during it.
+struct OpName {
+  Coll coll;
+  bool nonblocking;
+  std::string_view algo;
+  size_t bytes;
+  std::string str() const {
+    return (nonblocking ? "i" : "") + std::string(to_string(coll)) + " (engine algorithm " +
+           std::string(algo) + ", message size " + std::to_string(bytes) + " B)";
+  }
+};
+OpName op_name(const engine::Algorithm& algo, const CollArgs& a, bool nonblocking) {
+  return {a.coll, nonblocking, algo.name, a.count * dtype_size(a.dtype)};
+}
+
+// Runs f; a local peer's death in it becomes a PeerExited error naming the operation.
+template <typename F>
+decltype(auto) naming_lost_peer(const OpName& op, F&& f) {
+  try {
+    return f();
+  } catch (const engine::PeerLost& e) {
+    throw PeerExited(e.in(op.str()));
+  }
+}
+
 // A non-blocking collective: its own schedule, advanced by test() and wait().
 class EngineRequest final : public Request {
  public:
   EngineRequest(const engine::Algorithm& algo, const CollArgs& args, const engine::Group& group,
                 engine::Comm& comm, engine::Executor& exec)
       : exec_(sched_, comm, exec, build_schedule(sched_, algo, args, group, comm)),
-        wait_(comm.wait_mode()) {
-    exec_.test();  // start the first round at once (small messages may finish here)
+        wait_(comm.wait_mode()),
+        name_(op_name(algo, args, true)) {
+    test();  // start the first round at once (small messages may finish here)
   }
-  ~EngineRequest() override { wait(); }  // never leave posted receives behind
-  bool test() override { return exec_.test(); }
+  ~EngineRequest() override {  // never leave posted receives behind
+    if (failed_) return;       // a peer died: waiting again would fail again
+    try {
+      wait();
+    } catch (...) {  // unwinding already, or the error surfaces elsewhere
+    }
+  }
+  bool test() override {
+    return guarded([&] { return exec_.test(); });
+  }
   void wait() override {
-    engine::wait_until([&] { return exec_.test(); }, wait_);
+    guarded([&] {
+      engine::wait_until([&] { return exec_.test(); }, wait_);
+      return true;
+    });
   }
 
  private:
+  template <typename F>
+  bool guarded(F&& f) {
+    try {
+      return naming_lost_peer(name_, f);
+    } catch (...) {
+      failed_ = true;
+      throw;
+    }
+  }
   engine::Schedule sched_;
   engine::Execution exec_;
   WaitMode wait_;
+  OpName name_;
+  bool failed_ = false;
 };
 
 // A non-blocking collective handed to the progress thread.
 class ThreadedRequest final : public Request {
  public:
-  ThreadedRequest(std::shared_ptr<engine::Task> task, WaitMode mode)
-      : task_(std::move(task)), wait_(mode) {}
+  ThreadedRequest(std::shared_ptr<engine::Task> task, WaitMode mode, OpName name)
+      : task_(std::move(task)), wait_(mode), name_(name) {}
   ~ThreadedRequest() override {
     engine::wait_until([&] { return finished(); }, wait_);
   }
@@ -70,10 +119,12 @@ class ThreadedRequest final : public Request {
  private:
   bool finished() const { return task_->done.load(std::memory_order_acquire); }
   void rethrow() {
-    if (task_->error) std::rethrow_exception(std::exchange(task_->error, nullptr));
+    if (task_->error)
+      naming_lost_peer(name_, [&] { std::rethrow_exception(std::exchange(task_->error, nullptr)); });
   }
   std::shared_ptr<engine::Task> task_;
   WaitMode wait_;
+  OpName name_;
 };
 
 std::string env_algo(Coll coll) {
@@ -156,14 +207,18 @@ engine::Executor& EngineBackend::executor(Mem mem) {
 void EngineBackend::complete(std::span<engine::Step> steps, std::span<const int> tags, Mem mem) {
   for (size_t i = 0; i < steps.size(); ++i)
     comm_.transport(steps[i].peer, mem).post(steps[i], tags[i]);
-  engine::wait_until(
-      [&] {
-        bool all = true;
-        for (engine::Step& s : steps)
-          if (!s.done) all &= (s.done = comm_.transport(s.peer, mem).test(s));
-        return all;
-      },
-      comm_.wait_mode());
+  try {
+    engine::wait_until(
+        [&] {
+          bool all = true;
+          for (engine::Step& s : steps)
+            if (!s.done) all &= (s.done = comm_.transport(s.peer, mem).test(s));
+          return all;
+        },
+        comm_.wait_mode());
+  } catch (const engine::PeerLost& e) {
+    throw PeerExited(e.in("a point-to-point transfer (engine shared memory)"));
+  }
 }
 
 namespace {
@@ -239,7 +294,8 @@ void EngineBackend::run(const CollArgs& a) {
   blocking_.reset();
   const int tag = build_schedule(blocking_, *algo, a, world_, comm_);
   engine::Execution exec(blocking_, comm_, executor(a.recv.mem), tag);
-  engine::wait_until([&] { return exec.test(); }, comm_.wait_mode());
+  naming_lost_peer(op_name(*algo, a, false),
+                   [&] { engine::wait_until([&] { return exec.test(); }, comm_.wait_mode()); });
 }
 
 std::unique_ptr<Request> EngineBackend::start(const CollArgs& a) {
@@ -252,7 +308,8 @@ std::unique_ptr<Request> EngineBackend::start(const CollArgs& a) {
     task->execution =
         std::make_unique<engine::Execution>(task->schedule, comm_, executor(a.recv.mem), tag);
     progress_->submit(task);
-    return std::make_unique<ThreadedRequest>(std::move(task), comm_.wait_mode());
+    return std::make_unique<ThreadedRequest>(std::move(task), comm_.wait_mode(),
+                                             op_name(*algo, a, true));
   }
   return std::make_unique<EngineRequest>(*algo, a, world_, comm_, executor(a.recv.mem));
 }

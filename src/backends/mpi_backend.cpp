@@ -1,10 +1,14 @@
 #include "backends/mpi_backend.hpp"
 
+#include <cstdlib>
+
 #include <nlohmann/json.hpp>
 
 #include "gpu/device.hpp"
+#include "backends/mpi_half_op.hpp"
 #include "backends/mpi_library.hpp"
 #include "core/mpi_check.hpp"
+#include "core/vcounts.hpp"
 
 namespace cb {
 namespace {
@@ -13,20 +17,6 @@ int as_count(size_t n) {
   if (n > static_cast<size_t>(INT32_MAX))
     throw UsageError("message of " + std::to_string(n) + " elements exceeds MPI's int count");
   return static_cast<int>(n);
-}
-
-MPI_Op mpi_op(Op op) {
-  switch (op) {
-    case Op::Sum:
-      return MPI_SUM;
-    case Op::Prod:
-      return MPI_PROD;
-    case Op::Max:
-      return MPI_MAX;
-    case Op::Min:
-      return MPI_MIN;
-  }
-  return MPI_OP_NULL;
 }
 
 class MpiRequest final : public Request {
@@ -82,25 +72,6 @@ class StagedRequest final : public Request {
 };
 
 }  // namespace
-
-MPI_Datatype mpi_datatype(Dtype dt) {
-  switch (dt) {
-    case Dtype::Char:
-      return MPI_SIGNED_CHAR;  // MPI_CHAR is not valid in reductions
-    case Dtype::Int32:
-      return MPI_INT32_T;
-    case Dtype::Int64:
-      return MPI_INT64_T;
-    case Dtype::Float:
-      return MPI_FLOAT;
-    case Dtype::Double:
-      return MPI_DOUBLE;
-    case Dtype::Half:
-    case Dtype::BFloat16:
-      return MPI_DATATYPE_NULL;
-  }
-  return MPI_DATATYPE_NULL;
-}
 
 MpiBackend::MpiBackend(const Control& ctl, bool staging)
     : Backend(BackendKind::Mpi),
@@ -200,15 +171,26 @@ std::string MpiBackend::refuses(const CollArgs& a) const {
   if (!a.algo.empty())
     return "--algo selects engine algorithms; the mpi backend calls the MPI library, which "
            "chooses its own (for MPICH see MPIR_CVAR_<COLL>_INTRA_ALGORITHM)";
-  if (coll_reduces(a.coll) && mpi_datatype(a.dtype) == MPI_DATATYPE_NULL)
-    return "MPI has no " + std::string(to_string(a.dtype)) +
-           " reductions (MPI defines no 16-bit float type); use the engine backend";
+  // MPICH 4.0's device-level (ch4) reduce reads MPI_IN_PLACE as a buffer at a root other
+  // than 0 above 2 KiB and crashes (SIGSEGV at 0xffffffffffffffff); its MPIR algorithms
+  // are right. Say so rather than crash.
+  const char* device_coll = std::getenv("MPIR_CVAR_REDUCE_DEVICE_COLLECTIVE");
+  if (a.coll == Coll::Reduce && a.in_place && a.root != 0 &&
+      a.count * dtype_size(a.dtype) > 2048 && !(device_coll && std::string(device_coll) == "0") &&
+      mpi_library_version().find("MPICH Version: 4.0") != std::string::npos)
+    return "MPICH 4.0's ch4 MPI_Reduce crashes with MPI_IN_PLACE at a root other than 0 above "
+           "2 KiB; set MPIR_CVAR_REDUCE_DEVICE_COLLECTIVE=0 (its MPIR algorithms are correct), "
+           "use root 0, or leave out -l";
   return {};
 }
 
+std::string MpiBackend::reduction_note(Dtype dt, Op op) const {
+  return "MPI_Op: " + mpi_reduction_description(dt, op);
+}
+
 namespace {
-// A collective's arguments in MPI's terms. Non-reducing collectives only move bytes, so a
-// 16-bit type without an MPI equivalent travels as MPI_UINT16_T.
+// A collective's arguments in MPI's terms (mpi_half_op.hpp: half and bfloat16 travel as a
+// contiguous 2-byte type and reduce with collbench's MPI_Op).
 struct MpiCall {
   const void* in;
   void* out;
@@ -216,16 +198,48 @@ struct MpiCall {
   MPI_Datatype type;
   MPI_Op op;
 };
-MpiCall mpi_call(const CollArgs& a) {
-  MPI_Datatype type = mpi_datatype(a.dtype);
-  if (type == MPI_DATATYPE_NULL) type = MPI_UINT16_T;
-  return {a.in_place ? MPI_IN_PLACE : a.send.ptr, a.recv.ptr, as_count(a.count), type,
-          mpi_op(a.op)};
+MpiCall mpi_call(const CollArgs& a, int rank) {
+  const MpiReduction r = mpi_datatype_and_op(a.dtype, a.op);
+  const void* in = a.in_place ? MPI_IN_PLACE : a.send.ptr;
+  void* out = a.recv.ptr;
+  // Reduce: MPI_IN_PLACE is the root's alone; the others send from recv, their input, and
+  // pass no receive buffer (insignificant there; the same buffer twice would alias).
+  if (a.coll == Coll::Reduce && a.in_place && rank != a.root) {
+    in = a.recv.ptr;
+    out = nullptr;
+  }
+  return {in, out, as_count(a.count), r.type, r.op};
 }
 }  // namespace
 
+// MPI_Alltoallv's count and displacement arrays for a count matrix, built once per matrix
+// and left untouched while an MPI_Ialltoallv may still read them.
+const MpiBackend::VArrays& MpiBackend::varrays(const CountMatrix& m) {
+  VArrays& v = varrays_[&m];
+  const auto n = static_cast<size_t>(size());
+  bool same = v.scounts.size() == n;
+  for (size_t p = 0; same && p < n; ++p)
+    same = v.scounts[p] == static_cast<int>(m.count(rank(), int(p))) &&
+           v.rcounts[p] == static_cast<int>(m.count(int(p), rank())) &&
+           v.sdispls[p] == static_cast<int>(m.send_offset(rank(), int(p))) &&
+           v.rdispls[p] == static_cast<int>(m.recv_offset(rank(), int(p)));
+  if (same) return v;
+  v.scounts.resize(n);
+  v.rcounts.resize(n);
+  v.sdispls.resize(n);
+  v.rdispls.resize(n);
+  for (size_t p = 0; p < n; ++p) {
+    const int peer = static_cast<int>(p);
+    v.scounts[p] = as_count(m.count(rank(), peer));
+    v.rcounts[p] = as_count(m.count(peer, rank()));
+    v.sdispls[p] = as_count(m.send_offset(rank(), peer));
+    v.rdispls[p] = as_count(m.recv_offset(rank(), peer));
+  }
+  return v;
+}
+
 MPI_Request MpiBackend::post(const CollArgs& a) {
-  const MpiCall c = mpi_call(a);
+  const MpiCall c = mpi_call(a, rank());
   MPI_Request req = MPI_REQUEST_NULL;
   switch (a.coll) {
     case Coll::Allreduce:
@@ -236,6 +250,24 @@ MPI_Request MpiBackend::post(const CollArgs& a) {
       break;
     case Coll::Alltoall:
       CB_MPI(MPI_Ialltoall(c.in, c.count, c.type, c.out, c.count, c.type, comm_, &req));
+      break;
+    case Coll::Reduce:
+      CB_MPI(MPI_Ireduce(c.in, c.out, c.count, c.type, c.op, a.root, comm_, &req));
+      break;
+    case Coll::Barrier:
+      CB_MPI(MPI_Ibarrier(comm_, &req));
+      break;
+    case Coll::Alltoallv: {
+      const VArrays& v = varrays(*a.counts);
+      CB_MPI(MPI_Ialltoallv(c.in, v.scounts.data(), v.sdispls.data(), c.type, c.out,
+                            v.rcounts.data(), v.rdispls.data(), c.type, comm_, &req));
+      break;
+    }
+    case Coll::Allgather:  // in place: block `rank` of recv is the input
+      CB_MPI(MPI_Iallgather(c.in, c.count, c.type, c.out, c.count, c.type, comm_, &req));
+      break;
+    case Coll::ReduceScatter:  // in place: recv holds all n blocks, the result is its first
+      CB_MPI(MPI_Ireduce_scatter_block(c.in, c.out, c.count, c.type, c.op, comm_, &req));
       break;
     default:
       throw UsageError(unsupported(a));
@@ -267,7 +299,7 @@ void MpiBackend::run_host(const CollArgs& a) {
     wait_request(req, wait_);
     return;
   }
-  const MpiCall c = mpi_call(a);
+  const MpiCall c = mpi_call(a, rank());
   switch (a.coll) {
     case Coll::Allreduce:
       CB_MPI(MPI_Allreduce(c.in, c.out, c.count, c.type, c.op, comm_));
@@ -277,6 +309,24 @@ void MpiBackend::run_host(const CollArgs& a) {
       break;
     case Coll::Alltoall:
       CB_MPI(MPI_Alltoall(c.in, c.count, c.type, c.out, c.count, c.type, comm_));
+      break;
+    case Coll::Reduce:
+      CB_MPI(MPI_Reduce(c.in, c.out, c.count, c.type, c.op, a.root, comm_));
+      break;
+    case Coll::Barrier:
+      CB_MPI(MPI_Barrier(comm_));
+      break;
+    case Coll::Alltoallv: {
+      const VArrays& v = varrays(*a.counts);
+      CB_MPI(MPI_Alltoallv(c.in, v.scounts.data(), v.sdispls.data(), c.type, c.out,
+                           v.rcounts.data(), v.rdispls.data(), c.type, comm_));
+      break;
+    }
+    case Coll::Allgather:
+      CB_MPI(MPI_Allgather(c.in, c.count, c.type, c.out, c.count, c.type, comm_));
+      break;
+    case Coll::ReduceScatter:
+      CB_MPI(MPI_Reduce_scatter_block(c.in, c.out, c.count, c.type, c.op, comm_));
       break;
     default:
       throw UsageError(unsupported(a));

@@ -7,6 +7,7 @@
 
 #include <mpi.h>
 
+#include <map>
 #include <vector>
 
 #include "backends/backend.hpp"
@@ -28,12 +29,17 @@ class MpiBackend final : public Backend {
   std::string unsupported_memory(Mem mem) const override;
   void run(const CollArgs& args) override;
   std::unique_ptr<Request> start(const CollArgs& args) override;
+  std::string reduction_note(Dtype dt, Op op) const override;
 
  private:
   std::string refuses(const CollArgs& args) const override;
   MPI_Request post(const CollArgs& args);
   void run_host(const CollArgs& args);
   bool staged(Mem mem) const { return mem == Mem::Cuda && !cuda_aware_; }
+  struct VArrays {  // MPI_Alltoallv's counts and displacements (elements) of this rank
+    std::vector<int> scounts, sdispls, rcounts, rdispls;
+  };
+  const VArrays& varrays(const CountMatrix& m);
 
   MPI_Comm comm_ = MPI_COMM_NULL;
   WaitMode wait_;
@@ -41,9 +47,7 @@ class MpiBackend final : public Backend {
   bool cuda_aware_ = false;
   bool staging_ = false;
   std::vector<std::vector<std::byte>> stage_;  // host copies of device buffers, reused
+  std::map<const CountMatrix*, VArrays> varrays_;
 };
-
-// MPI's datatype for collbench's dtype; MPI_DATATYPE_NULL where MPI has none.
-MPI_Datatype mpi_datatype(Dtype dt);
 
 }  // namespace cb

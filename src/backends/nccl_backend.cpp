@@ -15,6 +15,7 @@
 #include "gpu/device.hpp"
 #include "gpu/pointer_cache.hpp"
 #include "core/mpi_check.hpp"
+#include "core/vcounts.hpp"
 
 namespace cb {
 namespace {
@@ -349,7 +350,9 @@ void NcclBackend::batch(std::span<const P2POp> ops) {
 
 std::string NcclBackend::refuses(const CollArgs& a) const {
   const bool reads_send = !a.in_place && a.coll != Coll::Bcast;
-  if (a.recv.mem != Mem::Cuda || (reads_send && a.send.mem != Mem::Cuda)) return kNeedsDevice;
+  const bool has_buffers = a.coll != Coll::Barrier;
+  if (has_buffers && (a.recv.mem != Mem::Cuda || (reads_send && a.send.mem != Mem::Cuda)))
+    return kNeedsDevice;
   if (!a.algo.empty())
     return "--algo selects engine algorithms; NCCL chooses its own (see the NCCL_ALGO and "
            "NCCL_PROTO environment variables)";
@@ -377,6 +380,51 @@ void NcclBackend::enqueue(const CollArgs& a) {
         const size_t at = static_cast<size_t>(peer) * block;
         CB_NCCL(ncclSend(a.send.bytes_at(at), a.count, type, peer, comm_, s));
         CB_NCCL(ncclRecv(a.recv.bytes_at(at), a.count, type, peer, comm_, s));
+      }
+      CB_NCCL(ncclGroupEnd());
+      return;
+    }
+    case Coll::Allgather:  // in place: NCCL's in place is recv + rank x count, as MPI's
+      CB_NCCL(ncclAllGather(a.in_place ? a.recv.bytes_at(static_cast<size_t>(rank_) * a.count *
+                                                         dtype_size(a.dtype))
+                                       : a.send.ptr,
+                            a.recv.ptr, a.count, type, comm_, s));
+      return;
+    case Coll::ReduceScatter: {
+      if (!a.in_place) {
+        CB_NCCL(ncclReduceScatter(a.send.ptr, a.recv.ptr, a.count, type, nccl_op(a.op), comm_, s));
+        return;
+      }
+      // In place as MPI defines it: recv holds the n blocks and the result is its first.
+      // NCCL's in place leaves it in block `rank`; one device copy moves it to the front.
+      const size_t block = a.count * dtype_size(a.dtype);
+      void* mine = a.recv.bytes_at(static_cast<size_t>(rank_) * block);
+      CB_NCCL(ncclReduceScatter(a.recv.ptr, mine, a.count, type, nccl_op(a.op), comm_, s));
+      if (rank_ != 0 && block)
+        gpu::cuda_check(cudaMemcpyAsync(a.recv.ptr, mine, block, cudaMemcpyDeviceToDevice, s),
+                        "cudaMemcpyAsync");
+      return;
+    }
+    case Coll::Reduce:  // in place: sendbuff == recvbuff (non-roots only read it)
+      CB_NCCL(ncclReduce(a.in_place ? a.recv.ptr : a.send.ptr, a.recv.ptr, a.count, type,
+                         nccl_op(a.op), a.root, comm_, s));
+      return;
+    case Coll::Barrier: {  // NCCL has none: a 1-element allreduce, as nccl-tests' barrier
+      void* token = bounce(sizeof(int32_t));
+      CB_NCCL(ncclAllReduce(token, token, 1, ncclInt32, ncclSum, comm_, s));
+      return;
+    }
+    case Coll::Alltoallv: {  // grouped ncclSend/ncclRecv with the matrix's counts
+      const CountMatrix& m = *a.counts;
+      const size_t w = dtype_size(a.dtype);
+      CB_NCCL(ncclGroupStart());
+      for (int peer = 0; peer < size_; ++peer) {
+        if (const size_t n = m.count(rank_, peer))
+          CB_NCCL(ncclSend(a.send.bytes_at(m.send_offset(rank_, peer) * w), n, type, peer,
+                           comm_, s));
+        if (const size_t n = m.count(peer, rank_))
+          CB_NCCL(ncclRecv(a.recv.bytes_at(m.recv_offset(rank_, peer) * w), n, type, peer,
+                           comm_, s));
       }
       CB_NCCL(ncclGroupEnd());
       return;

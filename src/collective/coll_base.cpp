@@ -1,6 +1,7 @@
 #include "collective/coll_base.hpp"
 
 #include <algorithm>
+#include <cstdio>
 
 #include "gpu/device.hpp"
 #include "gpu/validate.hpp"
@@ -23,11 +24,14 @@ void CollectiveRunnerBase::prepare() {
   if (spec_.rooted && !o.root.rotate && o.root.fixed >= n)
     throw UsageError("-k/--root: root " + std::to_string(o.root.fixed) + " is out of range for " +
                      std::to_string(n) + " ranks");
+  if (!spec_.sized) return prepare_sizeless();
 
   std::vector<size_t> odd, too_big, sizes;
   for (size_t bytes : size_sweep(o.sizes)) {
     const size_t count = bytes / width;
-    const size_t need = (spec_.send_elements(count, n) + spec_.recv_elements(count, n)) * width;
+    if (spec_.varying_counts && count && bytes % width == 0)
+      counts_[count] = std::make_unique<CountMatrix>(o.counts, count, n);
+    const size_t need = (elements(count, true) + elements(count, false)) * width;
     if (bytes == 0 || bytes % width != 0)
       odd.push_back(bytes);
     else if (need > o.mem_limit)
@@ -55,19 +59,14 @@ void CollectiveRunnerBase::prepare() {
 
   // Points: each size with the forced algorithm, every algorithm (--algo all) or the
   // backend's choice. A combination the backend cannot run is skipped and listed.
-  std::vector<std::string> algos{o.algo};
-  if (o.algo == "all") {
-    algos = rc_.be.algorithms(spec_.coll);
-    if (algos.empty())
-      throw UsageError("--algo all: the " + rc_.be.name() +
-                       " backend has no algorithms to choose from");
-  }
+  const std::vector<std::string> algos = algorithms_to_run();
   std::string first_reason;
   for (const std::string& algo : algos) {
     std::string reason;
     std::vector<size_t> skipped;
     for (size_t bytes : sizes) {
-      CollArgs probe = args_for({bytes, algo}, 0);
+      // -k rotate: probe a root other than 0 (iteration n-1), where refusals can differ
+      CollArgs probe = args_for({bytes, algo}, o.root.rotate ? n - 1 : 0);
       probe.send.mem = probe.recv.mem = o.mem;
       const std::string why = rc_.be.unsupported(probe);
       if (why.empty()) {
@@ -87,9 +86,50 @@ void CollectiveRunnerBase::prepare() {
                    [](const Point& a, const Point& b) { return a.bytes < b.bytes; });
   const size_t max_count = count_of(sizes.back());
 
-  const size_t send_bytes = spec_.send_elements(max_count, n) * width;
+  size_t send_max = elements(max_count, true), recv_max = elements(max_count, false);
+  for (size_t bytes : sizes) {  // count matrices need not grow with the count everywhere
+    send_max = std::max(send_max, elements(count_of(bytes), true));
+    recv_max = std::max(recv_max, elements(count_of(bytes), false));
+  }
+  const size_t send_bytes = send_max * width;
   if (send_bytes && !o.in_place) send_ = rc_.alloc(send_bytes, o.mem);
-  recv_ = rc_.alloc(spec_.recv_elements(max_count, n) * width, o.mem);
+  recv_ = rc_.alloc(recv_max * width, o.mem);
+}
+
+size_t CollectiveRunnerBase::elements(size_t count, bool send) const {
+  const int n = rc_.ctl.size();
+  if (const auto it = counts_.find(count); it != counts_.end())
+    return send ? it->second->max_send_total() : it->second->max_recv_total();
+  return send ? spec_.send_elements(count, n) : spec_.recv_elements_for(count, n, rc_.opt.in_place);
+}
+
+std::vector<std::string> CollectiveRunnerBase::algorithms_to_run() const {
+  const std::string& algo = rc_.opt.algo;
+  if (algo != "all") return {algo};
+  std::vector<std::string> algos = rc_.be.algorithms(spec_.coll);
+  if (algos.empty())
+    throw UsageError("--algo all: the " + rc_.be.name() +
+                     " backend has no algorithms to choose from");
+  return algos;
+}
+
+void CollectiveRunnerBase::prepare_sizeless() {
+  const Options& o = rc_.opt;
+  const std::vector<std::string> algos = algorithms_to_run();
+  std::string reason;
+  for (const std::string& algo : algos) {
+    CollArgs probe = args_for({0, algo}, 0);
+    probe.send.mem = probe.recv.mem = o.mem;
+    const std::string why = rc_.be.unsupported(probe);
+    if (why.empty())
+      points_.push_back({0, algo});
+    else if (reason.empty())
+      reason = why;
+    if (!why.empty() && algos.size() > 1) notes_.push_back("# skipped " + algo + ": " + why);
+  }
+  if (points_.empty()) throw UsageError(reason);
+  notes_.push_back("# " + std::string(spec_.name()) +
+                   ": no message size; one measurement (size 0 in the JSON)");
 }
 
 std::vector<std::string> CollectiveRunnerBase::header_lines() const {
@@ -100,7 +140,16 @@ std::vector<std::string> CollectiveRunnerBase::header_lines() const {
     line += ", root: " + (o.root.rotate ? std::string("rotate") : std::to_string(o.root.fixed));
   line += std::string(", ") + (o.in_place ? "in place" : "out of place");
   line += ", buffers on " + std::string(o.mem == Mem::Cuda ? "DEVICE" : "HOST");
-  std::vector<std::string> lines{line};
+  std::vector<std::string> lines;
+  if (spec_.sized) lines.push_back(line);  // barrier: no data, its note says so
+  if (const std::string note = reduction_note(); !note.empty()) lines.push_back("# " + note);
+  if (spec_.varying_counts && !counts_.empty()) {
+    char imbalance[32];
+    std::snprintf(imbalance, sizeof imbalance, "%.2f", counts_.rbegin()->second->imbalance());
+    lines.push_back("# Counts: " + o.counts.str() +
+                    " (message size = average bytes per peer; every rank sends size x ranks; "
+                    "busiest receiver gets " + imbalance + "x the average)");
+  }
   lines.insert(lines.end(), notes_.begin(), notes_.end());
   return lines;
 }
@@ -118,8 +167,9 @@ CollArgs CollectiveRunnerBase::args_for(const Point& point, int iteration) const
   a.root = spec_.rooted ? (o.root.rotate ? iteration % n : o.root.fixed) : 0;
   a.in_place = o.in_place;
   a.algo = point.algo;
-  a.recv = recv_.ptr ? recv_.slice(0, spec_.recv_elements(count, n) * width) : recv_;
-  a.send = send_.ptr ? send_.slice(0, spec_.send_elements(count, n) * width) : Buf{};
+  if (const auto it = counts_.find(count); it != counts_.end()) a.counts = it->second.get();
+  a.recv = recv_.ptr ? recv_.slice(0, elements(count, false) * width) : recv_;
+  a.send = send_.ptr ? send_.slice(0, elements(count, true) * width) : Buf{};
   if (a.in_place) a.send = a.recv;
   return a;
 }
@@ -136,10 +186,13 @@ long long CollectiveRunnerBase::validate(const Point& point, bool nonblocking) {
   const int n = rc_.ctl.size();
   const int rank = rc_.ctl.rank();
   const int roots = spec_.rooted && rc_.opt.root.rotate ? n : 1;
+  if (!spec_.sized) return 0;  // barrier: no data to check
   long long wrong = 0;
   for (int r = 0; r < roots; ++r) {
     const CollArgs a = args_for(point, r);
-    if (a.recv.mem == Mem::Cuda) {  // fill and check on the device: no host round trip
+    // Fill and check on the device, no host round trip (alltoallv's layout comes from its
+    // count matrix, which the kernels do not have: through the host).
+    if (a.recv.mem == Mem::Cuda && !a.counts) {
       const CollData d{a.coll, a.dtype, a.op, a.count, a.root, a.in_place, rank, n};
       gpu::fill_collective(d, a.in_place ? nullptr : a.send.ptr, a.recv.ptr, nullptr);
       gpu::synchronize();
@@ -150,8 +203,8 @@ long long CollectiveRunnerBase::validate(const Point& point, bool nonblocking) {
       continue;
     }
     const size_t width = dtype_size(a.dtype);
-    std::vector<std::byte> send(spec_.send_elements(a.count, n) * width);
-    std::vector<std::byte> recv(spec_.recv_elements(a.count, n) * width);
+    std::vector<std::byte> send(elements(a.count, true) * width);
+    std::vector<std::byte> recv(spec_.recv_elements_of(a, n) * width);
     spec_.fill(a, rank, n, send.data(), recv.data());
     if (!a.in_place && !send.empty()) write_buffer(a.send, send);
     write_buffer(a.recv, recv);
@@ -176,9 +229,19 @@ nlohmann::json CollectiveRunnerBase::base_record(const Point& point, int iterati
                       {"warmup", warmup},
                       {"algo", rc_.be.algorithm(a)}};
   if (spec_.reduces) r["op"] = to_string(o.op);
+  if (const std::string note = reduction_note(); !note.empty()) r["reduction"] = note;
+  if (a.counts)
+    r["counts"] = {{"pattern", o.counts.str()},
+                   {"mean_per_peer", a.counts->mean()},
+                   {"max_recv_elements", a.counts->max_recv_total()},
+                   {"imbalance", a.counts->imbalance()}};
   if (spec_.rooted)
     r["root"] = o.root.rotate ? nlohmann::json("rotate") : nlohmann::json(o.root.fixed);
   return r;
+}
+
+std::string CollectiveRunnerBase::reduction_note() const {
+  return spec_.reduces ? rc_.be.reduction_note(rc_.opt.dtype, rc_.opt.op) : std::string();
 }
 
 void CollectiveRunnerBase::add_algorithm_cell(const CollArgs& args,

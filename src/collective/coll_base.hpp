@@ -2,10 +2,13 @@
 // buffers, the arguments of one call, and validation after timing.
 #pragma once
 
+#include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "core/coll_spec.hpp"
+#include "core/vcounts.hpp"
 #include "harness/runner.hpp"
 #include "harness/stats.hpp"
 
@@ -19,6 +22,7 @@ class CollectiveRunnerBase : public Runner {
   void prepare() override;
   std::vector<std::string> header_lines() const override;
   std::vector<Point> points() const override { return points_; }
+  bool show_size() const override { return spec_.sized; }
 
  protected:
   size_t count_of(size_t bytes) const { return bytes / dtype_size(rc_.opt.dtype); }
@@ -37,9 +41,19 @@ class CollectiveRunnerBase : public Runner {
   const CollSpec& spec_;
 
  private:
+  // Barrier: one point per algorithm, size 0, no buffers.
+  void prepare_sizeless();
+  // The forced algorithm, every one of the backend (--algo all), or "" (its choice).
+  std::vector<std::string> algorithms_to_run() const;
+  // Elements of the send or recv buffer at `count` (alltoallv: from its count matrix).
+  size_t elements(size_t count, bool send) const;
+  // How the backend reduces --dtype with --op, where it says (MPI: its MPI_Op).
+  std::string reduction_note() const;
+
   std::vector<Point> points_;
   std::vector<std::string> notes_;
   Buf send_, recv_;
+  std::map<size_t, std::unique_ptr<CountMatrix>> counts_;  // alltoallv: per count (--counts)
 };
 
 }  // namespace cb

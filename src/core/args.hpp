@@ -10,6 +10,8 @@
 
 namespace cb {
 
+class CountMatrix;  // core/vcounts.hpp
+
 // A buffer the benchmark owns: where it lives decides how it is filled, checked and moved.
 struct Buf {
   void* ptr = nullptr;
@@ -43,6 +45,9 @@ struct CollArgs {
   int root = 0;
   bool in_place = false;
   std::string algo;  // engine: empty -> tuning table, else forced by name
+  // Alltoallv: elements from every rank to every rank (count is then their mean); owned
+  // by the caller, identical on every rank.
+  const CountMatrix* counts = nullptr;
 };
 
 // A non-blocking operation in flight.

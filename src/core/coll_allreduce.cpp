@@ -2,23 +2,13 @@
 // reduction. busbw = algbw x 2(n-1)/n: each element crosses 2(n-1) of n links.
 #include "core/coll_spec.hpp"
 #include "core/verify.hpp"
+#include "core/verify_values.hpp"
 
 namespace cb {
 namespace {
 
 double expected(const CollArgs& a, int nranks, size_t i) {
-  double acc = input_value(a.dtype, a.op, 0, nranks, i);
-  for (int r = 1; r < nranks; ++r)
-    acc = apply_op(a.op, acc, input_value(a.dtype, a.op, r, nranks, i));
-  return acc;
-}
-
-void fill(const CollArgs& a, int rank, int nranks, std::byte* send, std::byte* recv) {
-  std::byte* in = a.in_place ? recv : send;
-  for (size_t i = 0; i < a.count; ++i) {
-    if (!a.in_place) store_poison(recv, i, a.dtype, expected(a, nranks, i));
-    store_element(in, i, a.dtype, input_value(a.dtype, a.op, rank, nranks, i));
-  }
+  return values::allreduce_expected(a.dtype, a.op, nranks, i);
 }
 
 size_t check(const CollArgs& a, int, int nranks, const std::byte* recv) {
@@ -26,6 +16,14 @@ size_t check(const CollArgs& a, int, int nranks, const std::byte* recv) {
 }
 
 }  // namespace
+
+void fill_reduction(const CollArgs& a, int rank, int nranks, std::byte* send, std::byte* recv) {
+  std::byte* in = a.in_place ? recv : send;
+  for (size_t i = 0; i < a.count; ++i) {
+    if (!a.in_place) store_poison(recv, i, a.dtype, expected(a, nranks, i));
+    store_element(in, i, a.dtype, input_value(a.dtype, a.op, rank, nranks, i));
+  }
+}
 
 const CollSpec kAllreduceSpec{
     .coll = Coll::Allreduce,
@@ -35,7 +33,7 @@ const CollSpec kAllreduceSpec{
     .recv_elements = [](size_t count, int) { return count; },
     .algbw_elements = [](size_t count, int) { return count; },
     .bus_factor = [](int n) { return 2.0 * (n - 1) / n; },
-    .fill = fill,
+    .fill = fill_reduction,
     .check = check,
     .backends = kAllBackends,
 };

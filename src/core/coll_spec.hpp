@@ -43,14 +43,39 @@ struct CollSpec {
   size_t (*check)(const CollArgs& args, int rank, int nranks, const std::byte* recv);
   unsigned backends;  // backend_bit()s of the backends that run it (0: none yet; then
                       // fill and check are null: only traces name it)
+  // Elements of recv in place, where the input does not fit in recv_elements
+  // (MPI_Reduce_scatter_block: recv holds all n blocks of the input, the result is its
+  // first block); null: recv_elements.
+  size_t (*in_place_recv_elements)(size_t count, int nranks) = nullptr;
+  // false: no message size (barrier): one measurement, no buffers; -m, -T, -l refused.
+  bool sized = true;
+  // -l/--in-place is defined (not for alltoallv, whose blocks differ in size).
+  bool in_place_defined = true;
+  // Per-peer counts differ (alltoallv): CollArgs::counts holds them (--counts), count is
+  // their mean, and the buffer sizes of *_elements_of() come from the matrix.
+  bool varying_counts = false;
 
   std::string_view name() const;
   bool runs_on(BackendKind k) const { return (backends & backend_bit(k)) != 0; }
   // Elements of send and recv for `args` on `nranks` ranks: in place, there is no send
   // buffer (recv holds the input).
   size_t send_elements_of(const CollArgs& a, int nranks) const {
+    if (a.counts) return max_send_of(a);
     return a.in_place ? 0 : send_elements(a.count, nranks);
   }
+  // Elements of recv: recv_elements, or in place in_place_recv_elements where defined.
+  size_t recv_elements_for(size_t count, int nranks, bool in_place) const {
+    return in_place && in_place_recv_elements ? in_place_recv_elements(count, nranks)
+                                              : recv_elements(count, nranks);
+  }
+  size_t recv_elements_of(const CollArgs& a, int nranks) const {
+    if (a.counts) return max_recv_of(a);
+    return recv_elements_for(a.count, nranks, a.in_place);
+  }
+  // With a count matrix: the largest send and receive totals over ranks (every rank
+  // allocates the same).
+  static size_t max_send_of(const CollArgs& a);
+  static size_t max_recv_of(const CollArgs& a);
 };
 
 // Every collective collbench knows, benchmarked or only traced (backends == 0).
@@ -62,7 +87,12 @@ std::string coll_unsupported(Coll coll, BackendKind backend);
 bool coll_is_rooted(Coll coll);  // false for Coll::None
 bool coll_reduces(Coll coll);
 
+// Fill of the reductions whose result is every rank's input combined (allreduce, reduce):
+// each rank's inputs, and its output poisoned against the expected result.
+void fill_reduction(const CollArgs& a, int rank, int nranks, std::byte* send, std::byte* recv);
+
 extern const CollSpec kAllreduceSpec, kBcastSpec, kAlltoallSpec;
 extern const CollSpec kAllgatherSpec, kReduceScatterSpec, kReduceSpec;
+extern const CollSpec kBarrierSpec, kAlltoallvSpec;
 
 }  // namespace cb

@@ -24,6 +24,11 @@ struct RuntimeError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// Another rank of the job exited (killed, crashed) while this one waited for it.
+struct PeerExited : RuntimeError {
+  using RuntimeError::RuntimeError;
+};
+
 // Thrown to unwind to main with a status once the message has been printed (by one rank).
 struct ExitRequest {
   int status;

@@ -13,7 +13,17 @@ namespace cb {
 enum class Mem : uint8_t { Host, Cuda };
 enum class Dtype : uint8_t { Char, Int32, Int64, Float, Double, Half, BFloat16 };
 enum class Op : uint8_t { Sum, Prod, Max, Min };
-enum class Coll : uint8_t { None, Allreduce, Bcast, Alltoall, Allgather, ReduceScatter, Reduce };
+enum class Coll : uint8_t {
+  None,
+  Allreduce,
+  Bcast,
+  Alltoall,
+  Allgather,
+  ReduceScatter,
+  Reduce,
+  Barrier,
+  Alltoallv
+};
 
 inline constexpr Dtype kAllDtypes[] = {Dtype::Char,   Dtype::Int32, Dtype::Int64,   Dtype::Float,
                                        Dtype::Double, Dtype::Half,  Dtype::BFloat16};

@@ -32,9 +32,9 @@ namespace cb {
 // What a collective's validation data depends on: the fields of CollArgs that matter,
 // and where the caller stands.
 struct CollData {
-  Coll coll = Coll::Allreduce;  // Allreduce, Bcast or Alltoall
+  Coll coll = Coll::Allreduce;  // Allreduce, Bcast, Alltoall, Allgather or ReduceScatter
   Dtype dtype = Dtype::Float;
-  Op op = Op::Sum;   // Allreduce; Bcast and Alltoall data always use Op::Max's range
+  Op op = Op::Sum;   // Allreduce, ReduceScatter; the others' data use Op::Max's range
   size_t count = 0;  // elements per rank (Alltoall: per peer)
   int root = 0;      // Bcast
   bool in_place = false;
@@ -142,6 +142,13 @@ CB_HOST_DEVICE inline double alltoall_value(Dtype dt, size_t count, int from, in
                                             uint64_t j) {
   return values::input_value(dt, Op::Max, from, nranks, static_cast<uint64_t>(to) * count + j);
 }
+
+// Element j of rank `from`'s allgather contribution (block `from` of every result).
+CB_HOST_DEVICE inline double allgather_value(Dtype dt, int from, int nranks, uint64_t j) {
+  return values::input_value(dt, Op::Max, from, nranks, j);
+}
+// Reduce_scatter: rank r's input element k is input_value(dt, op, r, nranks, k) for k <
+// count x nranks, and its result element j is allreduce_expected at r x count + j.
 
 // ---- Element encoding: store_element() / load_element() as raw little-endian bits. ----
 
@@ -253,18 +260,48 @@ CB_HOST_DEVICE inline uint64_t poison(Dtype dt, double expected) {
 // ---- Element k of a collective's buffers, as gpu::fill_collective() / check_collective()
 // write and check them (the kernels are these in a grid-stride loop). ----
 
-// Elements in the buffers: count, or count x nranks for Alltoall.
+// Elements of the result that check_collective() judges (and fill_collective() poisons
+// when the input is elsewhere): count, or count x nranks for Alltoall and Allgather.
 CB_HOST_DEVICE inline size_t elements(const CollData& d) {
-  return d.coll == Coll::Alltoall ? d.count * static_cast<size_t>(d.nranks) : d.count;
+  const size_t all = d.count * static_cast<size_t>(d.nranks);
+  switch (d.coll) {
+    case Coll::Alltoall:
+    case Coll::Allgather:
+      return all;
+    default:
+      return d.count;
+  }
+}
+
+// Elements of the input buffer fill_collective() writes: as elements(), but count x
+// nranks for ReduceScatter (in place too), and for Allgather count out of place (in place
+// the whole of recv: block `rank` input, the others poisoned).
+CB_HOST_DEVICE inline size_t input_elements(const CollData& d) {
+  const size_t all = d.count * static_cast<size_t>(d.nranks);
+  switch (d.coll) {
+    case Coll::ReduceScatter:
+      return all;
+    case Coll::Allgather:
+      return d.in_place ? all : d.count;
+    default:
+      return values::elements(d);
+  }
 }
 
 // The value element k of the result must have (CollSpec::check()'s expectation).
 CB_HOST_DEVICE inline double expected_at(const CollData& d, size_t k) {
   switch (d.coll) {
     case Coll::Allreduce:
+    case Coll::Reduce:  // on the root (the only rank whose result is checked)
       return values::allreduce_expected(d.dtype, d.op, d.nranks, k);
     case Coll::Bcast:
       return values::bcast_value(d.dtype, d.root, d.nranks, k);
+    case Coll::Allgather:  // block `from` of the result is rank `from`'s contribution
+      return values::allgather_value(d.dtype, static_cast<int>(k / d.count), d.nranks,
+                                     k % d.count);
+    case Coll::ReduceScatter:
+      return values::allreduce_expected(d.dtype, d.op, d.nranks,
+                                        static_cast<uint64_t>(d.rank) * d.count + k);
     default: {  // Alltoall: block `from` of the result came from rank `from`
       const int from = static_cast<int>(k / d.count);
       return values::alltoall_value(d.dtype, d.count, from, d.rank, d.nranks, k % d.count);
@@ -283,17 +320,30 @@ CB_HOST_DEVICE inline bool input_is_recv(const CollData& d) {
 CB_HOST_DEVICE inline uint64_t input_bits_at(const CollData& d, size_t k) {
   switch (d.coll) {
     case Coll::Allreduce:
+    case Coll::Reduce:
       return values::encode(d.dtype, values::input_value(d.dtype, d.op, d.rank, d.nranks, k));
     case Coll::Bcast: {
       const double v = values::bcast_value(d.dtype, d.root, d.nranks, k);
       return d.rank == d.root ? values::encode(d.dtype, v) : values::poison(d.dtype, v);
     }
+    case Coll::Allgather: {  // in place: recv, whose block `rank` is the input
+      const int from = d.in_place ? static_cast<int>(k / d.count) : d.rank;
+      const double v = values::allgather_value(d.dtype, from, d.nranks, k % d.count);
+      return from == d.rank ? values::encode(d.dtype, v) : values::poison(d.dtype, v);
+    }
+    case Coll::ReduceScatter:
+      return values::encode(d.dtype, values::input_value(d.dtype, d.op, d.rank, d.nranks, k));
     default: {  // Alltoall: block `to` of the input goes to rank `to`
       const int to = static_cast<int>(k / d.count);
       return values::encode(
           d.dtype, values::alltoall_value(d.dtype, d.count, d.rank, to, d.nranks, k % d.count));
     }
   }
+}
+
+// Whether this rank's result is defined and checked (Reduce: only on the root).
+CB_HOST_DEVICE inline bool result_checked(const CollData& d) {
+  return d.coll != Coll::Reduce || d.rank == d.root;
 }
 
 // Whether element k of a result (its raw bits) is wrong, compared as values.

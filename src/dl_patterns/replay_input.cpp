@@ -1,11 +1,13 @@
 #include "dl_patterns/replay_input.hpp"
 
+#include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <stdexcept>
 
-#include "dl_patterns/replay_step.hpp"
 #include "core/coll_spec.hpp"
 #include "core/errors.hpp"
+#include "dl_patterns/replay_step.hpp"
 
 namespace cb::dl {
 namespace {
@@ -37,13 +39,92 @@ std::string origin(const ReplayInput& in, const Options& o, const ReplayMessage&
 
 bool replayable(Coll c) {  // the collectives every backend implements (and -c can check)
   const CollSpec* spec = find_coll_spec(c);
-  return spec && spec->backends == kAllBackends && spec->check;
+  // Not yet: barrier (no size) and alltoallv (a trace gives no count matrix).
+  return spec && spec->backends == kAllBackends && spec->check && spec->sized &&
+         !spec->varying_counts;
+}
+
+// --steps N: the CSV count table split into its N training steps (split_steps()).
+void split_table(ReplayInput& in, const Options& o) {
+  const std::string option = "--steps " + std::to_string(o.steps);
+  if (in.trace.source.rfind("csv:", 0) != 0)
+    throw UsageError(option + ": applies to a CSV count table (size,count rows); " + o.trace +
+                     " lists its calls in order (a collbench trace marks its steps with "
+                     "\"iteration\")");
+  try {
+    in.trace = split_steps(in.trace, in.steps);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(option + ": " + o.trace + ": " + e.what());
+  }
+}
+
+// "# Steps: ..." for a CSV table: how it is split, and what one step holds.
+std::string steps_line(const ReplayInput& in) {
+  if (in.steps == 1)
+    return "# Steps: the table is replayed whole as one step (if it covers N training steps, "
+           "--steps N replays one of them per step)";
+  size_t min_msgs = SIZE_MAX, max_msgs = 0, min_bytes = SIZE_MAX, max_bytes = 0;
+  std::vector<size_t> msgs(in.steps), bytes(in.steps);
+  for (const ReplayMessage& m : in.plan.messages) {
+    ++msgs.at(static_cast<size_t>(m.segment));
+    bytes.at(static_cast<size_t>(m.segment)) += m.bytes();
+  }
+  for (size_t s = 0; s < in.steps; ++s) {
+    min_msgs = std::min(min_msgs, msgs[s]);
+    max_msgs = std::max(max_msgs, msgs[s]);
+    min_bytes = std::min(min_bytes, bytes[s]);
+    max_bytes = std::max(max_bytes, bytes[s]);
+  }
+  const std::string n = std::to_string(in.steps);
+  const auto range = [](size_t lo, size_t hi) {
+    return lo == hi ? std::to_string(lo) : std::to_string(lo) + " to " + std::to_string(hi);
+  };
+  std::string rule = kStepSplitRule;
+  for (size_t at; (at = rule.find('N')) != std::string::npos;) rule.replace(at, 1, n);
+  return "# Steps: the table covers " + n + " training steps (--steps " + n +
+         "); each replay step replays one of them: " + rule + "; " + range(min_msgs, max_msgs) +
+         " messages, " + range(min_bytes, max_bytes) + " B per step";
+}
+
+// "# Parallel: fsdp: ..." for the sharded modes: what a step issues, and the rules.
+std::string parallel_line(const ReplayInput& in) {
+  size_t gathers = 0, scatters = 0;
+  for (const ReplayMessage& m : in.plan.messages) {
+    gathers += m.coll == Coll::Allgather;
+    scatters += m.coll == Coll::ReduceScatter;
+  }
+  std::string line = "# Parallel: " + describe(in.parallel) + ": " + plural(gathers, "allgather") +
+                     " and " + plural(scatters, "reduce_scatter") + " per step; ";
+  switch (in.parallel.mode) {
+    case Parallel::Fsdp:
+      return line +
+             "FSDP full shard, one unit per layer group (+ root): allgather before its forward "
+             "and again before its backward, the next unit's issued before this one's compute "
+             "(prefetch), reduce_scatter after its backward; forward compute = " +
+             std::to_string(kForwardShareOfBackward).substr(0, 3) +
+             " x backward; units padded to a multiple of the ranks";
+    case Parallel::Zero1:
+    case Parallel::Zero2:
+      return line + "ZeRO-" + (in.parallel.mode == Parallel::Zero1 ? "1" : "2") +
+             ": gradients reduce_scattered in buckets of " +
+             std::to_string(in.parallel.bucket_elements) + " elements " +
+             (in.parallel.mode == Parallel::Zero1 ? "after backward"
+                                                  : "during backward, as each fills") +
+             ", then the updated partitions allgathered after the step; buckets padded to a "
+             "multiple of the ranks";
+    case Parallel::Ddp:
+      break;
+  }
+  return line;
 }
 
 }  // namespace
 
-ReplayInput load_replay_input(const Options& o) {
+ReplayInput load_replay_input(const Options& o, int nranks) {
   ReplayInput in;
+  in.steps = static_cast<size_t>(std::max(o.steps, 1));
+  if (in.steps > 1 && !o.model.empty())
+    throw UsageError("--steps applies to a CSV count table (--trace FILE.csv), not to --model");
   try {
     in.fusion = parse_fusion(o.fusion);
   } catch (const std::invalid_argument& e) {
@@ -55,23 +136,38 @@ ReplayInput load_replay_input(const Options& o) {
     throw UsageError(std::string("--compute: ") + e.what());
   }
   try {
+    in.parallel = parse_parallel(o.parallel);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(std::string("--parallel: ") + e.what());
+  }
+  if (in.parallel.mode != Parallel::Ddp) {
+    if (o.model.empty())
+      throw UsageError("--parallel " + o.parallel +
+                       " applies to --model (a trace replays the collectives it lists)");
+    if (in.fusion.policy != FusionPolicy::None)
+      throw UsageError("--fusion " + o.fusion + " applies to --parallel ddp; " + o.parallel +
+                       " groups gradients itself (units or buckets)");
+  }
+  try {
     if (!o.model.empty()) {
       const Model* model = find_model(o.model);
       if (!model)
         throw UsageError("--model: unknown model '" + o.model + "' (known: " + known_models() +
                          ")");
-      in.plan = plan_model(*model, o.dtype, in.fusion, in.compute);
+      in.plan = plan_parallel(*model, o.dtype, in.fusion, in.parallel, in.compute, nranks);
       in.name = model->name;
       in.source = "model:" + model->name;
       in.input_line = "# Model: " + model->name + ", " + std::to_string(model->tensors.size()) +
                       " gradient tensors, " + std::to_string(model->total_params()) +
-                      " parameters (" + mib(in.plan.total_bytes()) + " of " +
+                      " parameters (" + mib(model->total_params() * dtype_size(o.dtype)) + " of " +
                       std::string(to_string(o.dtype)) + " gradients)";
     } else {
       if (o.dtype != Dtype::Float)
         throw UsageError("--dtype applies to --model; a trace names the dtype of every op");
       in.trace = load_trace(o.trace);
+      if (in.steps > 1) split_table(in, o);
       in.plan = plan_trace(in.trace, in.fusion, in.compute);
+      in.plan.step_per_segment = in.steps > 1;
       in.name = in.trace.name;
       in.source = in.trace.source;
       in.input_line =
@@ -80,7 +176,9 @@ ReplayInput load_replay_input(const Options& o) {
           plural(static_cast<size_t>(in.trace.iterations()), "step") +
           (in.trace.world_size ? ", recorded on " + std::to_string(in.trace.world_size) + " ranks"
                                : std::string()) +
-          "); one replay step replays all of them";
+          (in.steps > 1 ? "); one replay step replays one of its steps, in turn"
+                        : "); one replay step replays all of them");
+      if (in.source.rfind("csv:", 0) == 0) in.steps_line = steps_line(in);
     }
   } catch (const TraceError& e) {
     throw UsageError(e.what());
@@ -92,20 +190,33 @@ ReplayInput load_replay_input(const Options& o) {
 
 std::vector<std::string> describe_plan(const ReplayInput& in) {
   const ReplayPlan& p = in.plan;
-  std::vector<std::string> lines{"# Fusion: " + describe(in.fusion) + ": " +
-                                 plural(p.messages.size(), "message") + ", " +
-                                 std::to_string(p.total_bytes()) + " B per step"};
+  const std::string n = std::to_string(in.steps);
+  std::vector<std::string> lines;
+  if (in.parallel.mode != Parallel::Ddp) lines.push_back(parallel_line(in));
+  const std::string grouping =
+      in.parallel.mode == Parallel::Ddp
+          ? "# Fusion: " + describe(in.fusion)
+          : "# Fusion: none; " + describe(in.parallel) +
+                (in.parallel.mode == Parallel::Fsdp ? " groups by unit" : " groups by bucket");
+  lines.push_back(grouping + ": " + plural(p.messages.size(), "message") + ", " +
+                  std::to_string(p.total_bytes()) +
+                  (in.steps > 1
+                       ? " B in the table's " + n + " steps (" +
+                             std::to_string(p.total_bytes() / in.steps) + " B per step on average)"
+                       : " B per step"));
   if (in.compute.mode == ComputeSpec::Mode::None) {
     lines.push_back("# Compute: none: every message is ready at once (pure communication)");
     return lines;
   }
   char compute[160];
-  std::snprintf(compute, sizeof compute,
-                "# Compute: %s: %.1f us of emulated backward compute per step",
-                describe(in.compute).c_str(), p.compute_us());
+  std::snprintf(compute, sizeof compute, "# Compute: %s: %.1f us of emulated %s compute per step%s",
+                describe(in.compute).c_str(), p.compute_us() / static_cast<double>(in.steps),
+                in.parallel.mode == Parallel::Fsdp ? "forward and backward" : "backward",
+                in.steps > 1 ? " on average" : "");
   std::string line = compute;
   if (p.idle_us() > 0)
-    line += ", " + std::to_string(static_cast<long>(p.idle_us())) + " us idle in fusion cycles";
+    line += ", " + std::to_string(static_cast<long>(p.idle_us() / static_cast<double>(in.steps))) +
+            " us idle in fusion cycles";
   lines.push_back(line + "; test() of in-flight collectives after every " +
                   std::to_string(static_cast<int>(kProgressSliceUs)) + " us of it");
   return lines;

@@ -7,9 +7,10 @@
 #include <string>
 #include <vector>
 
-#include "dl_patterns/fusion.hpp"
-#include "dl_patterns/replay_plan.hpp"
 #include "backends/backend.hpp"
+#include "dl_patterns/fusion.hpp"
+#include "dl_patterns/parallel.hpp"
+#include "dl_patterns/replay_plan.hpp"
 #include "harness/options.hpp"
 
 namespace cb::dl {
@@ -17,18 +18,30 @@ namespace cb::dl {
 struct ReplayInput {
   ReplayPlan plan;
   FusionConfig fusion;
+  ParallelConfig parallel;  // --parallel (a trace: ddp)
   ComputeSpec compute;
   std::string name;        // model or trace name
   std::string source;      // "model:resnet50", the trace's source
   std::string input_line;  // "# Model: ..." or "# Trace: ..."
-  Trace trace;             // --trace only
+  Trace trace;             // --trace only (with --steps, split into its training steps)
+  size_t steps = 1;        // --steps: training steps of a count table (plan.step_per_segment)
+  std::string steps_line;  // "# Steps: ..." for a CSV table, else empty
 };
 
-// Throws UsageError for an unknown model (listing the known ones), a bad --fusion or
-// --compute spec, or a missing or malformed trace.
-ReplayInput load_replay_input(const Options& o);
+// How --steps splits a table, for the header and the JSON.
+inline constexpr const char* kStepSplitRule =
+    "count/N calls of each size per step, the remainder spread evenly from the first step: "
+    "step s replays ceil((s+1)c/N) - ceil(sc/N) calls of a size called c times, so the N "
+    "steps add up to the table exactly";
 
-// "# Fusion: ..." and "# Compute: ..." header lines for the plan as it stands.
+// Throws UsageError for an unknown model (listing the known ones), a bad --fusion or
+// --compute spec, a missing or malformed trace, or --steps on anything but a CSV count table
+// (or more steps than its largest count).
+// `nranks` sizes the shards of --parallel zero1, zero2 and fsdp.
+ReplayInput load_replay_input(const Options& o, int nranks = 1);
+
+// "# Parallel: ..." (sharded modes), "# Fusion: ..." and "# Compute: ..." header lines for
+// the plan as it stands.
 std::vector<std::string> describe_plan(const ReplayInput& in);
 
 // What prepare() removed or changed, for the header and the JSON.

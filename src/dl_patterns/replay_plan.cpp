@@ -5,6 +5,9 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdint>
+#include <functional>
+#include <map>
 #include <sstream>
 #include <stdexcept>
 
@@ -193,9 +196,78 @@ std::vector<ReplayAction> without_compute(const std::vector<ReplayAction>& actio
   return out;
 }
 
+std::vector<std::vector<ReplayAction>> replay_steps(const ReplayPlan& plan) {
+  if (!plan.step_per_segment) return {plan.actions};
+  std::vector<std::vector<ReplayAction>> steps(1);
+  for (const ReplayAction& a : plan.actions) {
+    steps.back().push_back(a);
+    if (a.kind == ReplayAction::Kind::WaitAll) steps.emplace_back();
+  }
+  steps.pop_back();  // actions end with a WaitAll: the last list is empty
+  return steps;
+}
+
+size_t calls_in_step(size_t count, size_t steps, size_t step) {
+  if (steps == 0 || step >= steps) return 0;
+  // ceil(s x count / steps) without overflow: s x q + ceil(s x r / steps).
+  const size_t q = count / steps, r = count % steps;
+  const auto before = [&](size_t s) { return s * q + (s * r + steps - 1) / steps; };
+  return before(step + 1) - before(step);
+}
+
+Trace split_steps(const Trace& table, size_t steps) {
+  if (steps == 0) throw std::invalid_argument("must be at least 1");
+  if (table.iterations() > 1)
+    throw std::invalid_argument("the trace already has " + std::to_string(table.iterations()) +
+                                " steps; only a one-step count table can be split");
+  struct Row {
+    size_t first, count;
+  };
+  std::vector<Row> rows;  // runs of equal consecutive ops: the table's rows
+  size_t largest = 0;
+  for (size_t i = 0; i < table.ops.size(); ++i) {
+    if (rows.empty() || !(table.ops[i] == table.ops[rows.back().first])) rows.push_back({i, 0});
+    largest = std::max(largest, ++rows.back().count);
+  }
+  if (steps > largest)
+    throw std::invalid_argument(
+        "more steps than the table's largest count (" + std::to_string(largest) +
+        "): the last step would replay nothing (a table that covers N steps calls its most "
+        "frequent sizes at least N times)");
+  Trace out = table;
+  out.ops.clear();
+  for (size_t s = 0; s < steps; ++s)
+    for (const Row& row : rows) {
+      TraceOp op = table.ops[row.first];
+      op.iteration = static_cast<int>(s);
+      out.ops.insert(out.ops.end(), calls_in_step(row.count, steps, s), op);
+    }
+  return out;
+}
+
 void drop_messages(ReplayPlan& plan, const std::function<bool(const ReplayMessage&)>& drop) {
-  std::erase_if(plan.messages, drop);
-  plan.actions = schedule(plan.messages, plan.segment_end_us);
+  if (!plan.dependencies) {
+    std::erase_if(plan.messages, drop);
+    plan.actions = schedule(plan.messages, plan.segment_end_us);
+    return;
+  }
+  std::vector<size_t> renumbered(plan.messages.size(), SIZE_MAX);
+  std::vector<ReplayMessage> kept;
+  for (size_t k = 0; k < plan.messages.size(); ++k)
+    if (!drop(plan.messages[k])) {
+      renumbered[k] = kept.size();
+      kept.push_back(std::move(plan.messages[k]));
+    }
+  plan.messages = std::move(kept);
+  std::vector<ReplayAction> actions;
+  for (ReplayAction a : plan.actions) {
+    if (a.kind == ReplayAction::Kind::Launch || a.kind == ReplayAction::Kind::Wait) {
+      if (renumbered.at(a.message) == SIZE_MAX) continue;
+      a.message = renumbered[a.message];
+    }
+    actions.push_back(a);
+  }
+  plan.actions = std::move(actions);
 }
 
 Trace to_trace(const ReplayPlan& plan, std::string name, std::string source) {
@@ -220,7 +292,99 @@ Trace to_trace(const ReplayPlan& plan, std::string name, std::string source) {
 BufferElements buffer_elements(const ReplayMessage& m, int nranks) {
   const CollSpec* spec = find_coll_spec(m.coll);
   if (!spec) return {};
-  return {replayed_in_place(m.coll) ? 0 : spec->send_elements(m.count, nranks), spec->recv_elements(m.count, nranks)};
+  return {replayed_in_place(m.coll) ? 0 : spec->send_elements(m.count, nranks),
+          spec->recv_elements(m.count, nranks)};
+}
+
+size_t buffer_bytes(const ReplayMessage& m, int nranks) {
+  const BufferElements e = buffer_elements(m, nranks);
+  return (e.send + e.recv) * dtype_size(m.dtype);
+}
+
+size_t BufferPlan::total_bytes() const {
+  size_t sum = 0;
+  for (size_t b : bytes) sum += b;
+  return sum;
+}
+
+size_t BufferPlan::largest_bytes() const {
+  return bytes.empty() ? 0 : *std::max_element(bytes.begin(), bytes.end());
+}
+
+std::string BufferPlan::sizes_text() const {
+  std::map<size_t, size_t, std::greater<>> by_size;
+  for (size_t b : bytes) ++by_size[b];
+  std::string text;
+  for (const auto& [size, n] : by_size)
+    text += (text.empty() ? "" : " + ") + std::to_string(n) + " x " + std::to_string(size) + " B";
+  return text;
+}
+
+BufferPlan share_buffers(const std::vector<size_t>& message_bytes, const std::vector<int>& segments,
+                         size_t window, const std::vector<size_t>& done_before) {
+  BufferPlan p;
+  p.window = std::max<size_t>(window, 1);
+  std::vector<size_t> last_user;  // per buffer: the latest message that used it
+  for (size_t k = 0; k < message_bytes.size(); ++k) {
+    const size_t need = message_bytes[k];
+    const auto free = [&](size_t b) {
+      const size_t j = last_user[b];
+      return segments.at(j) != segments.at(k) || k - j >= p.window ||
+             (j < done_before.size() && done_before[j] <= k);
+    };
+    size_t fit = SIZE_MAX, largest = SIZE_MAX;  // smallest free that fits; largest free
+    for (size_t b = 0; b < p.bytes.size(); ++b) {
+      if (!free(b)) continue;
+      if (p.bytes[b] >= need && (fit == SIZE_MAX || p.bytes[b] < p.bytes[fit])) fit = b;
+      if (largest == SIZE_MAX || p.bytes[b] > p.bytes[largest]) largest = b;
+    }
+    size_t chosen = fit != SIZE_MAX ? fit : largest;
+    if (chosen == SIZE_MAX) {
+      chosen = p.bytes.size();
+      p.bytes.push_back(0);
+      last_user.push_back(0);
+    }
+    p.bytes[chosen] = std::max(p.bytes[chosen], need);
+    last_user[chosen] = k;
+    p.buffer_of.push_back(chosen);
+  }
+  return p;
+}
+
+BufferPlan share_buffers(const ReplayPlan& plan, int nranks) {
+  std::vector<size_t> bytes;
+  std::vector<int> segments;
+  for (const ReplayMessage& m : plan.messages) {
+    bytes.push_back(buffer_bytes(m, nranks));
+    segments.push_back(m.segment);
+  }
+  std::vector<size_t> done_before;  // Wait actions: complete before the next launch
+  if (plan.dependencies) {
+    done_before.assign(plan.messages.size(), SIZE_MAX);
+    size_t next = 0;  // the next message to launch (launches are in message order)
+    for (const ReplayAction& a : plan.actions) {
+      if (a.kind == ReplayAction::Kind::Launch) next = a.message + 1;
+      if (a.kind == ReplayAction::Kind::Wait) done_before.at(a.message) = next;
+    }
+  }
+  return share_buffers(bytes, segments, kMaxInFlight, done_before);
+}
+
+std::vector<std::pair<size_t, size_t>> validation_batches(const ReplayPlan& plan,
+                                                          const BufferPlan& buffers) {
+  std::vector<std::pair<size_t, size_t>> batches;
+  std::vector<bool> used(buffers.bytes.size());
+  const size_t n = plan.messages.size();
+  for (size_t first = 0; first < n;) {
+    std::fill(used.begin(), used.end(), false);
+    size_t end = first;
+    while (end < n && plan.messages[end].segment == plan.messages[first].segment &&
+           !used.at(buffers.buffer_of.at(end)))
+      used[buffers.buffer_of[end++]] = true;
+    batches.emplace_back(first, end);
+    first = end;
+  }
+  return batches;
 }
 
 }  // namespace cb::dl

@@ -9,6 +9,7 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/types.hpp"
@@ -59,17 +60,24 @@ struct ReplayMessage {
 };
 
 struct ReplayAction {
-  enum class Kind { Compute, Idle, Launch, WaitAll };
+  // Wait: until one launched message completes (FSDP: compute needs the gathered unit).
+  enum class Kind { Compute, Idle, Launch, WaitAll, Wait };
   Kind kind = Kind::Compute;
   double us = 0;       // Compute: emulated backward compute; Idle: waiting, e.g. a Horovod cycle
-  size_t message = 0;  // Launch: index into ReplayPlan::messages
+  size_t message = 0;  // Launch, Wait: index into ReplayPlan::messages
 };
 
 struct ReplayPlan {
   std::vector<ReplayMessage> messages;  // launch order
-  std::vector<ReplayAction> actions;    // one step, ends with WaitAll
+  std::vector<ReplayAction> actions;    // every segment, each ending with WaitAll
   std::vector<double> segment_end_us;   // compute clock at the end of each segment
   int segments = 1;
+  // --steps N: the segments are the N training steps of a count table, and each replay step
+  // replays one of them in turn (replay_steps()). Otherwise a replay step replays them all.
+  bool step_per_segment = false;
+  // The actions were built by the planner (--parallel fsdp: Wait actions between launches)
+  // rather than by schedule() from the messages' ready times: drop_messages() keeps them.
+  bool dependencies = false;
 
   double compute_us() const;  // sum of Compute actions
   double idle_us() const;     // sum of Idle actions
@@ -95,7 +103,28 @@ std::vector<ReplayAction> schedule(const std::vector<ReplayMessage>& messages,
 // The same step with no compute and no idling: the pure communication step.
 std::vector<ReplayAction> without_compute(const std::vector<ReplayAction>& actions);
 
-// Removes the messages `drop` selects (and their launches); compute stays as it was.
+// The action lists of the replay steps, cycled through by the timed (and warmup) steps:
+// one list (plan.actions: every segment) or, with step_per_segment, one per segment, each
+// ending with its WaitAll.
+std::vector<std::vector<ReplayAction>> replay_steps(const ReplayPlan& plan);
+
+// ---- --steps N: a count table that covers N training steps ----------------------------
+
+// Calls that training step `step` (0-based) of `steps` replays of a table row called `count`
+// times: ceil((step+1) x count / steps) - ceil(step x count / steps). That is count/steps
+// each, the remainder spread evenly from the first step (a row with count < steps is called
+// in steps 0, ~steps/count, ...); the `steps` steps add up to `count` exactly.
+size_t calls_in_step(size_t count, size_t steps, size_t step);
+
+// A count table (one step, as import_csv() writes it: each row is a run of equal consecutive
+// ops) split into `steps` training steps: ops of step s have iteration s and are
+// calls_in_step() of every row, in table order. Throws std::invalid_argument when steps is
+// 0, when the trace already has several steps, or when steps exceeds the largest count (the
+// last step would replay nothing).
+Trace split_steps(const Trace& table, size_t steps);
+
+// Removes the messages `drop` selects (and their launches and waits); compute stays as it
+// was. Actions are rescheduled, or with plan.dependencies kept, their indices renumbered.
 void drop_messages(ReplayPlan& plan, const std::function<bool(const ReplayMessage&)>& drop);
 
 // The plan's messages as a trace (compute_us = time since the previous launch was ready),
@@ -108,6 +137,38 @@ struct BufferElements {
   size_t send = 0, recv = 0;
 };
 BufferElements buffer_elements(const ReplayMessage& m, int nranks);
+// Bytes of buffer one message needs (send and receive parts together).
+size_t buffer_bytes(const ReplayMessage& m, int nranks);
+
+// Buffers shared among messages that are never in flight at the same time. Message k may
+// reuse the buffer of message j < k only when j is in an earlier segment (a segment ends by
+// waiting for all) or at least `window` launches earlier in the same segment (k launches
+// only once k - window has completed: kMaxInFlight). Assigned in launch order: the smallest
+// free buffer that fits, else the largest free one grown to fit, else a new one. So there
+// are at most `window` buffers, none larger than the largest message: memory is at most
+// window x the largest message, whatever the number of messages. With at most `window`
+// messages per segment, every message of a segment has a buffer of its own.
+struct BufferPlan {
+  std::vector<size_t> bytes;      // per buffer
+  std::vector<size_t> buffer_of;  // per message: the buffer it uses
+  size_t window = kMaxInFlight;
+
+  size_t total_bytes() const;
+  size_t largest_bytes() const;
+  // "2 x 22020096 B + 1 x 14680064 B": the buffers by size, largest first.
+  std::string sizes_text() const;
+};
+// `done_before` (optional, per message): message j is also complete once message
+// done_before[j] launches (a Wait action for j precedes that launch: --parallel fsdp).
+BufferPlan share_buffers(const std::vector<size_t>& message_bytes, const std::vector<int>& segments,
+                         size_t window = kMaxInFlight, const std::vector<size_t>& done_before = {});
+BufferPlan share_buffers(const ReplayPlan& plan, int nranks);
+
+// Validation batches: [first, end) ranges of consecutive messages of one segment that share
+// no buffer (at most `window` each), in order, covering every message. Each batch is
+// filled, run and checked before the next reuses its buffers.
+std::vector<std::pair<size_t, size_t>> validation_batches(const ReplayPlan& plan,
+                                                          const BufferPlan& buffers);
 // Gradients are reduced in place (DDP, Horovod): allreduces are replayed in place.
 inline bool replayed_in_place(Coll c) {
   return c == Coll::Allreduce;

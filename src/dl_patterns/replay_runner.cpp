@@ -1,11 +1,12 @@
 #include "dl_patterns/replay_runner.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <numeric>
 
+#include "core/errors.hpp"
 #include "dl_patterns/replay_input.hpp"
 #include "dl_patterns/replay_step.hpp"
-#include "core/errors.hpp"
 #include "harness/sizes.hpp"
 #include "harness/stats.hpp"
 
@@ -20,13 +21,27 @@ double mean_of(const std::vector<double>& v) {
   return v.empty() ? 0 : std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
 }
 
+// Timed step j replays replay step j mod L: the mean of a per-step figure over `iters` steps.
+double timed_mean(const std::vector<double>& per_step, int iters) {
+  if (per_step.empty() || iters < 1) return 0;
+  double sum = 0;
+  for (int j = 0; j < iters; ++j) sum += per_step[static_cast<size_t>(j) % per_step.size()];
+  return sum / iters;
+}
+
+std::string mib(size_t bytes) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.2f MiB (%zu B)", static_cast<double>(bytes) / (1 << 20), bytes);
+  return buf;
+}
+
 class ReplayRunner final : public Runner {
  public:
   explicit ReplayRunner(const RunContext& rc) : rc_(rc) {}
 
   void prepare() override {
     const Options& o = rc_.opt;
-    in_ = load_replay_input(o);
+    in_ = load_replay_input(o, rc_.ctl.size());
     if (!o.export_trace.empty()) {  // write the plan and replay nothing
       if (rc_.ctl.is_root()) {
         Trace t = to_trace(in_.plan, in_.name,
@@ -42,18 +57,25 @@ class ReplayRunner final : public Runner {
     }
     const int n = rc_.ctl.size();
     fit_ = fit_to_backend(in_, rc_.be, o, n);
-    const size_t need = replay_buffer_bytes(in_.plan, n);
-    if (need > o.mem_limit)
-      throw UsageError("the replay needs " + std::to_string(need) +
-                       " B of buffers per process, more than the limit of " +
-                       format_bytes(o.mem_limit) + " (-M/--mem-limit)");
-    step_ = std::make_unique<StepRunner>(rc_.be, rc_.ctl, in_.plan, o.mem, o.algo);
+    buffers_ = share_buffers(in_.plan, n);
+    if (buffers_.total_bytes() > o.mem_limit)
+      throw UsageError(
+          "the replay needs " + mib(buffers_.total_bytes()) +
+          " of buffers per process, more than the limit of " + format_bytes(o.mem_limit) +
+          " (-M/--mem-limit): " + std::to_string(buffers_.bytes.size()) + " buffers (" +
+          buffers_.sizes_text() + ") shared among " + std::to_string(in_.plan.messages.size()) +
+          " messages, the largest message " + std::to_string(buffers_.largest_bytes()) +
+          " B; a buffer is shared only by messages never in flight together (up to " +
+          std::to_string(kMaxInFlight) + " are, and a step's messages until its end)");
+    steps_ = replay_steps(in_.plan);
+    step_ = std::make_unique<StepRunner>(rc_.be, rc_.ctl, in_.plan, buffers_, o.mem, o.algo);
   }
 
   std::vector<std::string> header_lines() const override {
     std::vector<std::string> lines{in_.input_line};
     const std::vector<std::string> plan = describe_plan(in_);
     lines.insert(lines.end(), plan.begin(), plan.end());
+    if (!in_.steps_line.empty()) lines.push_back(in_.steps_line);
     if (!step_) {
       lines.push_back("# Exported " + std::to_string(in_.plan.messages.size()) + " ops to " +
                       rc_.opt.export_trace + " (--export-trace); nothing replayed");
@@ -62,18 +84,42 @@ class ReplayRunner final : public Runner {
     lines.insert(lines.end(), fit_.notes.begin(), fit_.notes.end());
     lines.push_back(
         "# Step: barrier; each message started non-blocking once ready (allreduce in place, " +
-        std::to_string(kMaxInFlight) +
-        " in flight at most, counted from the oldest); wait for all at the end. Exposed = Step "
-        "- Compute; Overlap = 1 - Exposed / Pure Comm.");
+        std::to_string(kMaxInFlight) + " in flight at most, counted from the oldest); " +
+        (in_.plan.dependencies ? std::string("compute waits for the allgather of its unit; ")
+                               : std::string()) +
+        "wait for all at the end. Exposed = Step - Compute; Overlap = 1 - Exposed / Pure Comm.");
+    if (in_.steps > 1) {
+      const size_t n = in_.steps;
+      const size_t iters = static_cast<size_t>(rc_.opt.iterations_for(step_bytes()));
+      const std::string timed =
+          iters < n ? "steps 0-" + std::to_string(iters - 1) + "; -i " + std::to_string(n) +
+                          " replays the whole table once"
+          : iters % n == 0 ? "the whole table " + std::to_string(iters / n) + "x"
+                           : "the whole table " + std::to_string(iters / n) + "x, then steps 0-" +
+                                 std::to_string(iters % n - 1) + "; a multiple of " +
+                                 std::to_string(n) + " times every step equally";
+      lines.push_back("# Timed step j replays training step j mod " + std::to_string(n) +
+                      " (warmup steps likewise, from step 0): -i " + std::to_string(iters) +
+                      " times " + timed);
+    }
+    const size_t messages = in_.plan.messages.size(), buffers = buffers_.bytes.size();
     lines.push_back(std::string("# Buffers on ") + (rc_.opt.mem == Mem::Cuda ? "DEVICE" : "HOST") +
-                    ", " + std::to_string(replay_buffer_bytes(in_.plan, rc_.ctl.size())) +
-                    " B per rank");
+                    ": " +
+                    (buffers == messages
+                         ? "one per message (" + std::to_string(buffers) + ")"
+                         : std::to_string(buffers) + " shared among " + std::to_string(messages) +
+                               " messages (a buffer passes only to a message " +
+                               std::to_string(kMaxInFlight) + " or more launches later, " +
+                               (in_.plan.dependencies ? "after a wait for its message, " : "") +
+                               "or in a later step: never while in flight)") +
+                    ", " + mib(buffers_.total_bytes()) + " per rank, limit " +
+                    format_bytes(rc_.opt.mem_limit) + " (-M)");
     return lines;
   }
 
   std::vector<Point> points() const override {
     if (!step_) return {};
-    return {{in_.plan.total_bytes(), rc_.opt.algo}};
+    return {{step_bytes(), rc_.opt.algo}};
   }
 
   SizeOutcome measure(const Point& point) override {
@@ -83,30 +129,51 @@ class ReplayRunner final : public Runner {
     const int iters = o.iterations_for(point.bytes), warmup = o.warmup_for(point.bytes);
     const ReplayPlan& plan = in_.plan;
 
-    const Steps with = run_steps(plan.actions, iters, warmup, true);
+    step_->clear_records();  // each --repeat pass reports its own per-message figures
+    const Steps with = run_steps(steps_, iters, warmup, true);
     const bool has_compute = plan.compute_us() + plan.idle_us() > 0;
-    const Steps pure = has_compute ? run_steps(without_compute(plan.actions), iters, warmup, false)
+    std::vector<std::vector<ReplayAction>> pure_steps;
+    for (const auto& actions : steps_) pure_steps.push_back(without_compute(actions));
+    const Steps pure = has_compute ? run_steps(pure_steps, iters, warmup, false)
                                    : with;  // without compute the step is pure communication
+
+    // Per replay step (one, or each training step of a table), then averaged over the
+    // timed steps that replayed it.
+    std::vector<double> step_bus(steps_.size()), step_compute(steps_.size()),
+        step_idle(steps_.size()), step_messages(steps_.size());
+    for (const ReplayMessage& m : plan.messages) {
+      const size_t s = plan.step_per_segment ? static_cast<size_t>(m.segment) : 0;
+      step_bus.at(s) += bus_bytes({m}, n);
+      step_messages.at(s) += 1;
+    }
+    for (size_t s = 0; s < steps_.size(); ++s)
+      for (const ReplayAction& a : steps_[s]) {
+        if (a.kind == ReplayAction::Kind::Compute) step_compute[s] += a.us;
+        if (a.kind == ReplayAction::Kind::Idle) step_idle[s] += a.us;
+      }
+    const double timed_bus = timed_mean(step_bus, iters);
+    const double messages_per_step = timed_mean(step_messages, iters);
 
     const Summary step = summarize(ctl.max(with.step_us), o.tail_percentiles);
     const Summary pure_step = summarize(ctl.max(pure.step_us), o.tail_percentiles);
     const double compute = ctl.sum(mean_of(with.compute_us)) / n;
     const double idle = ctl.sum(mean_of(with.idle_us)) / n;
-    const StepFigures f =
-        step_figures(step.avg, compute, pure_step.avg, bus_bytes(plan.messages, n));
+    const StepFigures f = step_figures(step.avg, compute, pure_step.avg, timed_bus);
     const std::vector<LatencyStats> latency = over_ranks(step_->latency());
     const std::vector<LatencyStats> launch = over_ranks(step_->launch());
     const std::vector<SizeRow> sizes = size_table(plan.messages, latency);
 
     SizeOutcome out;
-    out.wrong = o.validate ? ctl.sum(step_->validate()) : 0;
+    out.wrong = o.validate && point.validate ? ctl.sum(step_->validate()) : 0;
+    out.pass_us = f.step_us;
+    out.pass_figure = "step_us.avg";
     out.cells = {{"Step(us)", f.step_us},
                  {"Compute(us)", f.compute_us},
                  {"Exposed(us)", f.exposed_us},
                  {"Pure Comm.(us)", f.pure_us},
                  {"Overlap(%)", f.overlap_pct},
                  {"Bus BW(GB/s)", f.busbw_GBps, 3},
-                 {"Messages", double(plan.messages.size()), 0}};
+                 {"Messages", messages_per_step, in_.steps > 1 ? 2 : 0}};
     if (o.full) {
       out.cells.push_back({"Min Step(us)", step.min});
       out.cells.push_back({"Max Step(us)", step.max});
@@ -119,7 +186,7 @@ class ReplayRunner final : public Runner {
         out.cells.push_back({"P" + percentile_key(p).substr(1) + " Step(us)", v});
     const std::string algo = common_algorithm();
     if (!algo.empty()) out.cells.push_back({"Algorithm", 0, 0, algo});
-    out.extra_lines = size_table_lines(sizes);
+    out.extra_lines = size_table_lines(sizes, in_.steps);
 
     nlohmann::json& r = out.record;
     r = {{"bytes", point.bytes},
@@ -127,9 +194,10 @@ class ReplayRunner final : public Runner {
          {"warmup", warmup},
          {"input", input_json()},
          {"fusion", describe(in_.fusion)},
+         {"parallel", describe(in_.parallel)},
          {"compute", describe(in_.compute)},
-         {"planned_compute_us", plan.compute_us()},
-         {"planned_idle_us", plan.idle_us()},
+         {"planned_compute_us", timed_mean(step_compute, iters)},
+         {"planned_idle_us", timed_mean(step_idle, iters)},
          {"step_us", step},
          {"pure_comm_us", pure_step},
          {"compute_us", f.compute_us},
@@ -137,12 +205,15 @@ class ReplayRunner final : public Runner {
          {"exposed_comm_us", f.exposed_us},
          {"overlap_pct", f.overlap_pct},
          {"busbw_GBps", f.busbw_GBps},
-         {"bus_bytes", bus_bytes(plan.messages, n)},
+         {"bus_bytes", timed_bus},
          {"progress_slice_us", kProgressSliceUs},
-         {"buffer_bytes", replay_buffer_bytes(plan, n)},
+         {"buffer_bytes", buffers_.total_bytes()},
+         {"buffers", buffers_json()},
+         {"steps", steps_json(iters)},
          {"algo", algo},
          {"sizes", sizes_json(sizes)},
          {"message_count", plan.messages.size()},
+         {"messages_per_step", messages_per_step},
          {"messages", messages_json(latency, launch)},
          {"messages_truncated", plan.messages.size() > kMaxJsonMessages},
          {"skipped_ops", fit_.skipped},
@@ -155,10 +226,13 @@ class ReplayRunner final : public Runner {
     std::vector<double> step_us, compute_us, idle_us;
   };
 
-  Steps run_steps(const std::vector<ReplayAction>& actions, int iters, int warmup, bool record) {
+  // Warmup step i replays replay step i mod L, timed step j replay step j mod L.
+  Steps run_steps(const std::vector<std::vector<ReplayAction>>& steps, int iters, int warmup,
+                  bool record) {
     Steps s;
     for (int i = 0; i < warmup + iters; ++i) {
-      const StepSample sample = step_->run(actions, record && i >= warmup);
+      const size_t j = static_cast<size_t>(i < warmup ? i : i - warmup);
+      const StepSample sample = step_->run(steps[j % steps.size()], record && i >= warmup);
       if (i < warmup) continue;
       s.step_us.push_back(sample.step_us);
       s.compute_us.push_back(sample.compute_us);
@@ -198,6 +272,49 @@ class ReplayRunner final : public Runner {
     return algo;
   }
 
+  // Bytes of one step: the whole plan, or with --steps the table's mean per training step.
+  size_t step_bytes() const { return in_.plan.total_bytes() / in_.steps; }
+
+  nlohmann::json buffers_json() const {
+    nlohmann::json sizes = nlohmann::json::array();
+    for (size_t b : buffers_.bytes) sizes.push_back(b);
+    return {{"count", buffers_.bytes.size()},
+            {"messages", in_.plan.messages.size()},
+            {"shared", buffers_.bytes.size() < in_.plan.messages.size()},
+            {"bytes", buffers_.total_bytes()},
+            {"largest_bytes", buffers_.largest_bytes()},
+            {"limit_bytes", rc_.opt.mem_limit},
+            {"window", buffers_.window},
+            {"sizes", sizes},
+            {"rule",
+             "a message reuses a buffer only when no message using it can still be in flight: "
+             "at least " +
+                 std::to_string(buffers_.window) +
+                 " launches later, or in a later step; smallest free buffer that fits, else the "
+                 "largest free one grown, else a new one"}};
+  }
+
+  nlohmann::json steps_json(int iters) const {
+    const size_t n = in_.steps;
+    nlohmann::json j = {{"count", n},
+                        {"table_bytes", in_.plan.total_bytes()},
+                        {"table_messages", in_.plan.messages.size()},
+                        {"bytes_per_step", step_bytes()}};
+    if (n == 1) {
+      j["split"] = "none: one replay step replays the whole input";
+      return j;
+    }
+    j["split"] = kStepSplitRule;
+    j["remainder"] = "spread evenly from the first step";
+    j["timed"] = "timed step j replays training step j mod " + std::to_string(n);
+    j["timed_steps"] = iters;
+    j["timed_table_passes"] = static_cast<double>(iters) / static_cast<double>(n);
+    std::vector<size_t> per_step(n);
+    for (const ReplayMessage& m : in_.plan.messages) ++per_step.at(static_cast<size_t>(m.segment));
+    j["messages_per_step"] = per_step;
+    return j;
+  }
+
   nlohmann::json input_json() const {
     nlohmann::json j = {{"name", in_.name}, {"source", in_.source}};
     if (rc_.opt.model.empty()) {
@@ -217,13 +334,19 @@ class ReplayRunner final : public Runner {
     return {{"avg", l.avg_us()}, {"min", l.min_us}, {"max", l.max_us}};
   }
 
-  static nlohmann::json sizes_json(const std::vector<SizeRow>& rows) {
+  // "count": messages of that size in the plan (with --steps, in the whole table: "per_step"
+  // is count / steps).
+  nlohmann::json sizes_json(const std::vector<SizeRow>& rows) const {
     nlohmann::json out = nlohmann::json::array();
-    for (const SizeRow& r : rows)
-      out.push_back({{"coll", to_string(r.coll)},
-                     {"bytes", r.bytes},
-                     {"count", r.per_step},
-                     {"latency_us", latency_json(r.latency)}});
+    for (const SizeRow& r : rows) {
+      nlohmann::json row = {{"coll", to_string(r.coll)},
+                            {"bytes", r.bytes},
+                            {"count", r.per_step},
+                            {"latency_us", latency_json(r.latency)}};
+      if (in_.steps > 1)
+        row["per_step"] = static_cast<double>(r.per_step) / static_cast<double>(in_.steps);
+      out.push_back(std::move(row));
+    }
     return out;
   }
 
@@ -257,7 +380,9 @@ class ReplayRunner final : public Runner {
   const RunContext& rc_;
   ReplayInput in_;
   BackendFit fit_;
-  std::unique_ptr<StepRunner> step_;  // after in_: it refers to in_.plan
+  BufferPlan buffers_;                            // share_buffers(): what step_ allocates
+  std::vector<std::vector<ReplayAction>> steps_;  // replay_steps(): timed step j runs j mod size
+  std::unique_ptr<StepRunner> step_;              // after in_: it refers to in_.plan
 };
 
 }  // namespace

@@ -39,17 +39,25 @@ std::vector<SizeRow> size_table(const std::vector<ReplayMessage>& messages,
   return out;
 }
 
-std::vector<std::string> size_table_lines(const std::vector<SizeRow>& rows) {
+std::vector<std::string> size_table_lines(const std::vector<SizeRow>& rows, size_t steps) {
+  const bool per_step = steps > 1;
   std::vector<std::string> lines{
       "# Messages by size (latency: launch to completion observed by the replay, every rank, "
-      "timed steps)",
-      "#   Collective        Size(B)     Count     Avg Lat(us)     Min Lat(us)     Max Lat(us)"};
+      "timed steps" +
+          std::string(per_step ? "; Count: in the table's " + std::to_string(steps) + " steps"
+                               : "") +
+          ")",
+      std::string("#   Collective        Size(B)     Count") + (per_step ? "  Per step" : "") +
+          "     Avg Lat(us)     Min Lat(us)     Max Lat(us)"};
   for (const SizeRow& r : rows) {
-    char buf[160];
+    char buf[192], share[16] = "";
     const double min = r.latency.samples > 0 ? r.latency.min_us : 0;
-    std::snprintf(buf, sizeof buf, "#   %-14s %10zu %9zu %15.2f %15.2f %15.2f",
-                  std::string(to_string(r.coll)).c_str(), r.bytes, r.per_step, r.latency.avg_us(),
-                  min, r.latency.max_us);
+    if (per_step)
+      std::snprintf(share, sizeof share, " %9.2f",
+                    static_cast<double>(r.per_step) / static_cast<double>(steps));
+    std::snprintf(buf, sizeof buf, "#   %-14s %10zu %9zu%s %15.2f %15.2f %15.2f",
+                  std::string(to_string(r.coll)).c_str(), r.bytes, r.per_step, share,
+                  r.latency.avg_us(), min, r.latency.max_us);
     lines.emplace_back(buf);
   }
   return lines;

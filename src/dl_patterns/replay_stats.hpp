@@ -37,8 +37,10 @@ struct SizeRow {
 std::vector<SizeRow> size_table(const std::vector<ReplayMessage>& messages,
                                 const std::vector<LatencyStats>& latency);
 
-// Lines for the text report ("# " prefixed so the table stays machine-readable).
-std::vector<std::string> size_table_lines(const std::vector<SizeRow>& rows);
+// Lines for the text report ("# " prefixed so the table stays machine-readable). With
+// `steps` > 1 (--steps: the messages are a table's N training steps) a "Per step" column
+// gives each count / N.
+std::vector<std::string> size_table_lines(const std::vector<SizeRow>& rows, size_t steps = 1);
 
 struct StepFigures {
   double step_us = 0;      // mean over iterations of the slowest rank's step

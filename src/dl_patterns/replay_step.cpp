@@ -5,41 +5,11 @@
 #include <algorithm>
 
 #include "core/coll_spec.hpp"
-#include "harness/fault.hpp"
 #include "gpu/memory.hpp"
+#include "harness/fault.hpp"
 #include "harness/timer.hpp"
 
 namespace cb::dl {
-namespace {
-
-// Position of each message within its segment: its buffer slot.
-std::vector<size_t> slots_of(const ReplayPlan& plan) {
-  std::vector<size_t> slots;
-  size_t next = 0;
-  for (size_t k = 0; k < plan.messages.size(); ++k) {
-    if (k > 0 && plan.messages[k].segment != plan.messages[k - 1].segment) next = 0;
-    slots.push_back(next++);
-  }
-  return slots;
-}
-
-size_t message_bytes(const ReplayMessage& m, int nranks) {
-  const BufferElements e = buffer_elements(m, nranks);
-  return (e.send + e.recv) * dtype_size(m.dtype);
-}
-
-std::vector<size_t> slot_bytes(const ReplayPlan& plan, int nranks) {
-  const std::vector<size_t> slots = slots_of(plan);
-  std::vector<size_t> bytes;
-  for (size_t k = 0; k < plan.messages.size(); ++k) {
-    if (slots[k] >= bytes.size()) bytes.resize(slots[k] + 1, 0);
-    bytes[slots[k]] = std::max(bytes[slots[k]], message_bytes(plan.messages[k], nranks));
-  }
-  return bytes;
-}
-
-
-}  // namespace
 
 CollArgs message_args(const ReplayMessage& m, Mem mem, const std::string& algo) {
   CollArgs a;
@@ -54,23 +24,16 @@ CollArgs message_args(const ReplayMessage& m, Mem mem, const std::string& algo) 
   return a;
 }
 
-size_t replay_buffer_bytes(const ReplayPlan& plan, int nranks) {
-  size_t total = 0;
-  for (size_t b : slot_bytes(plan, nranks)) total += b;
-  return total;
-}
-
-StepRunner::StepRunner(Backend& be, const Control& ctl, const ReplayPlan& plan, Mem mem,
-                       const std::string& algo)
-    : be_(be), ctl_(ctl), plan_(plan) {
+StepRunner::StepRunner(Backend& be, const Control& ctl, const ReplayPlan& plan,
+                       const BufferPlan& buffers, Mem mem, const std::string& algo)
+    : be_(be), ctl_(ctl), plan_(plan), plan_buffers_(buffers) {
   const int n = ctl.size();
-  for (size_t bytes : slot_bytes(plan, n)) buffers_.push_back(be.alloc(bytes, mem));
-  const std::vector<size_t> slots = slots_of(plan);
+  for (size_t bytes : plan_buffers_.bytes) buffers_.push_back(be.alloc(bytes, mem));
   for (size_t k = 0; k < plan.messages.size(); ++k) {
     const ReplayMessage& m = plan.messages[k];
     const BufferElements e = buffer_elements(m, n);
     const size_t width = dtype_size(m.dtype);
-    const Buf& buf = buffers_[slots[k]];
+    const Buf& buf = buffers_.at(plan_buffers_.buffer_of.at(k));
     CollArgs a = message_args(m, buf.mem, algo);
     a.recv = buf.slice(0, e.recv * width);
     a.send = a.in_place ? a.recv : e.send ? buf.slice(e.recv * width, e.send * width) : Buf{};
@@ -78,6 +41,11 @@ StepRunner::StepRunner(Backend& be, const Control& ctl, const ReplayPlan& plan, 
   }
   launch_.resize(plan.messages.size());
   latency_.resize(plan.messages.size());
+}
+
+void StepRunner::clear_records() {
+  launch_.assign(launch_.size(), LatencyStats{});
+  latency_.assign(latency_.size(), LatencyStats{});
 }
 
 StepRunner::~StepRunner() {
@@ -116,6 +84,15 @@ void StepRunner::poll_until(Done&& done, bool record) {
 
 void StepRunner::wait_for_window(bool record) {
   poll_until([&] { return in_flight_.size() - first_open_ < kMaxInFlight; }, record);
+}
+
+void StepRunner::wait_for(size_t message, bool record) {
+  const auto open = [&] {
+    for (size_t i = first_open_; i < in_flight_.size(); ++i)
+      if (in_flight_[i].message == message) return in_flight_[i].request != nullptr;
+    return false;  // completed (or never launched)
+  };
+  poll_until([&] { return !open(); }, record);
 }
 
 void StepRunner::wait_all(bool record) {
@@ -157,6 +134,9 @@ StepSample StepRunner::run(const std::vector<ReplayAction>& actions, bool record
       case Kind::WaitAll:
         wait_all(record);
         break;
+      case Kind::Wait:
+        wait_for(a.message, record);
+        break;
     }
   }
   s.step_us = (now_s() - t0) * 1e6;
@@ -167,11 +147,10 @@ long long StepRunner::validate() {
   const int n = ctl_.size(), rank = ctl_.rank();
   long long wrong = 0;
   bool corrupt = injected_fault() == Fault::Corrupt;
-  for (size_t first = 0; first < args_.size();) {
-    size_t end = first;
-    while (end < args_.size() && plan_.messages[end].segment == plan_.messages[first].segment)
-      ++end;
-    for (size_t k = first; k < end; ++k) {  // inputs of the whole segment before any starts
+  // A shared buffer holds one message at a time: each batch is filled, run and checked
+  // before the next one refills its buffers.
+  for (const auto& [first, end] : validation_batches(plan_, plan_buffers_)) {
+    for (size_t k = first; k < end; ++k) {  // inputs of the whole batch before any starts
       const CollArgs& a = args_[k];
       const CollSpec& spec = *find_coll_spec(a.coll);
       const size_t width = dtype_size(a.dtype);
@@ -188,10 +167,9 @@ long long StepRunner::validate() {
       const CollArgs& a = args_[k];
       if (corrupt) corrupt_first_byte(a.recv);  // CB_TEST_FAULT=corrupt: -c must notice
       corrupt = false;
-      wrong +=
-          static_cast<long long>(find_coll_spec(a.coll)->check(a, rank, n, read_buffer(a.recv).data()));
+      wrong += static_cast<long long>(
+          find_coll_spec(a.coll)->check(a, rank, n, read_buffer(a.recv).data()));
     }
-    first = end;
   }
   return wrong;
 }

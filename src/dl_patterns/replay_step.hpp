@@ -1,19 +1,20 @@
 // Runs one replayed training step on a backend: emulated backward compute in slices,
 // each collective started non-blocking when its data is ready, in-flight collectives
 // tested between slices, and a wait for all of them at each step boundary. Also the
-// untimed validation step. Buffers (one per message, in place where the frameworks
-// reduce in place) are allocated once.
+// untimed validation step. Buffers (shared among messages that are never in flight
+// together: share_buffers(); in place where the frameworks reduce in place) are allocated
+// once.
 #pragma once
 
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "backends/backend.hpp"
+#include "backends/control.hpp"
 #include "dl_patterns/replay_plan.hpp"
 #include "dl_patterns/replay_stats.hpp"
-#include "backends/backend.hpp"
 #include "harness/compute.hpp"
-#include "backends/control.hpp"
 
 namespace cb::dl {
 
@@ -23,10 +24,6 @@ struct StepSample {  // this rank, microseconds
   double idle_us = 0;
 };
 
-// Bytes of buffers each rank needs for `plan`: messages of one segment are in flight
-// together, so each gets its own buffer; later segments reuse them.
-size_t replay_buffer_bytes(const ReplayPlan& plan, int nranks);
-
 // The collective a message runs, without buffers (their memory kind only): allreduces are
 // in place, as the frameworks reduce gradients, and take the forced engine algorithm.
 CollArgs message_args(const ReplayMessage& m, Mem mem, const std::string& algo);
@@ -34,8 +31,9 @@ CollArgs message_args(const ReplayMessage& m, Mem mem, const std::string& algo);
 class StepRunner {
  public:
   // `algo` forces the engine algorithm of allreduce messages (empty: the backend chooses).
-  StepRunner(Backend& be, const Control& ctl, const ReplayPlan& plan, Mem mem,
-             const std::string& algo);
+  // `buffers` is share_buffers(plan, ranks): one allocation per shared buffer.
+  StepRunner(Backend& be, const Control& ctl, const ReplayPlan& plan, const BufferPlan& buffers,
+             Mem mem, const std::string& algo);
   ~StepRunner();
   StepRunner(const StepRunner&) = delete;
   StepRunner& operator=(const StepRunner&) = delete;
@@ -46,12 +44,15 @@ class StepRunner {
   // latencies are added to launch() and latency().
   StepSample run(const std::vector<ReplayAction>& actions, bool record);
 
-  // Fresh exact inputs, every segment's messages started and completed (no compute), every
-  // element checked. Returns this rank's wrong elements.
+  // In validation_batches() (messages of one segment sharing no buffer): fresh exact inputs,
+  // the batch started and completed (no compute), every element checked, before the next
+  // batch refills the buffers. Returns this rank's wrong elements.
   long long validate();
 
   const std::vector<LatencyStats>& launch() const { return launch_; }  // us after step start
   const std::vector<LatencyStats>& latency() const { return latency_; }
+  // Forgets what launch() and latency() recorded (a new --repeat pass).
+  void clear_records();
 
  private:
   struct InFlight {
@@ -66,12 +67,15 @@ class StepRunner {
   void poll_until(Done&& done, bool record);
   // Until the launch-order window from the oldest request still running has room.
   void wait_for_window(bool record);
+  // Until `message` (launched in this step) has completed: a Wait action.
+  void wait_for(size_t message, bool record);
   void wait_all(bool record);
 
   Backend& be_;
   const Control& ctl_;
   const ReplayPlan& plan_;
-  std::vector<Buf> buffers_;         // one per message slot of a segment
+  BufferPlan plan_buffers_;
+  std::vector<Buf> buffers_;         // one per shared buffer (plan_buffers_.bytes)
   std::vector<CollArgs> args_;       // per message
   std::vector<InFlight> in_flight_;  // launch order; a completed one has no request
   size_t first_open_ = 0;            // in_flight_[0, first_open_) have completed

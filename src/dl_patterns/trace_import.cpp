@@ -44,6 +44,10 @@ bool looks_numeric(std::string_view field) {
          field[0] == '+' || field[0] == '.';
 }
 
+// A count table expands into one op per call (some 600 B each through the plan): bound the
+// calls, so that a few bytes of CSV ("10,4000000") cannot take gigabytes and minutes.
+constexpr size_t kMaxTableCalls = size_t{1} << 20;
+
 uint64_t csv_positive(std::string_view text, std::string_view field, const std::string& where) {
   if (text.empty()) field_error(where, field, "missing");
   uint64_t value = 0;
@@ -145,6 +149,10 @@ std::string_view param_coll_name(Coll c) {
       return "reduce_scatter";
     case Coll::Alltoall:
       return "all_to_all";
+    case Coll::Alltoallv:
+      return "all_to_allv";
+    case Coll::Barrier:
+      return "barrier";
     case Coll::None:
       break;
   }
@@ -195,9 +203,10 @@ Trace import_csv(std::istream& in, const std::string& origin) {
     if (size > kMaxOpBytes)
       field_error(where, "size", "too large: exceeds the 1 TiB limit per operation");
     const uint64_t count = csv_positive(fields.size() > 1 ? fields[1] : "", "count", where);
-    if (count > kMaxTraceOps - t.ops.size())
+    if (count > kMaxTableCalls - t.ops.size())
       field_error(where, "count",
-                  "the trace would exceed " + std::to_string(kMaxTraceOps) + " operations");
+                  "the table would call more than " + std::to_string(kMaxTableCalls) +
+                      " operations in all (keep the rows of fewer training steps)");
     t.ops.insert(t.ops.end(), count, op_from_bytes(Coll::Allreduce, size));
   }
   if (in.bad()) fail(origin, "read error");

@@ -7,7 +7,7 @@
 namespace cb::engine {
 
 std::span<const Algorithm* const> all_algorithms() {
-  static constexpr std::array<const Algorithm*, 15> kAll = {&kAllreduceRecursiveDoubling,
+  static constexpr const Algorithm* kAll[] = {&kAllreduceRecursiveDoubling,
                                                             &kAllreduceRabenseifner,
                                                             &kAllreduceRing,
                                                             &kAllreduceShmFlat,
@@ -21,7 +21,22 @@ std::span<const Algorithm* const> all_algorithms() {
                                                             &kAlltoallPairwise,
                                                             &kAlltoallBruck,
                                                             &kAlltoallLinear,
-                                                            &kAlltoallShm};
+                                                            &kAlltoallShm,
+                                                            &kAllgatherRing,
+                                                            &kAllgatherRecursiveDoubling,
+                                                            &kAllgatherBruck,
+                                                            &kAllgatherShm,
+                                                            &kReduceScatterRing,
+                                                            &kReduceScatterRecursiveHalving,
+                                                            &kReduceScatterPairwise,
+                                                            &kReduceScatterShm,
+                                                            &kReduceBinomial,
+                                                            &kReduceRabenseifner,
+                                                            &kReduceShm,
+                                                            &kBarrierDissemination,
+                                                            &kBarrierShm,
+                                                            &kAlltoallvPairwise,
+                                                            &kAlltoallvShm};
   return kAll;
 }
 

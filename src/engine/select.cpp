@@ -36,10 +36,13 @@ Rule parse_rule(const nlohmann::json& j, const std::string& origin, size_t i) {
   r.max_ranks = 1 << 30;
   if (j.contains("ranks")) {
     const auto& rk = j["ranks"];
+    // Read as 64-bit and bounded before narrowing: [1, 4294967297] was read as [1, 1].
     if (!rk.is_array() || rk.size() != 2 || !rk[0].is_number_integer() ||
-        !rk[1].is_number_integer() || rk[0].get<long>() < 1 ||
-        rk[1].get<long>() < rk[0].get<long>())
-      bad(origin, i, "field \"ranks\" must be [min, max] with 1 <= min <= max");
+        !rk[1].is_number_integer() || rk[0].get<long long>() < 1 ||
+        rk[1].get<long long>() < rk[0].get<long long>() || rk[1].get<long long>() > r.max_ranks)
+      bad(origin, i,
+          "field \"ranks\" must be [min, max] with 1 <= min <= max <= " +
+              std::to_string(r.max_ranks));
     r.min_ranks = rk[0].get<int>();
     r.max_ranks = rk[1].get<int>();
   }

@@ -16,8 +16,8 @@ namespace cb::gpu {
 // The buffers CollSpec::fill() writes, written on the device: this rank's input into
 // `send` (into `recv` when in place, and for Bcast, where only the root's data counts) and
 // the bitwise complement of the expected result into `recv` wherever it is an output.
-// Sizes: count elements (Allreduce, Bcast), count x nranks (Alltoall); send may be null
-// when it is not used. Enqueued on `stream`; returns at once.
+// Sizes: as CollSpec (values::input_elements() and values::elements() say how many each
+// kernel touches); send may be null when it is not used. Enqueued on `stream`; returns at once.
 void fill_collective(const CollData& d, void* send, void* recv, StreamHandle stream);
 
 // CollSpec::check(): the number of elements of `recv` whose value differs from the

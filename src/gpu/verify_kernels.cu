@@ -59,15 +59,17 @@ __device__ uint64_t load_bits(const unsigned char* base, size_t k, size_t width)
   return bits;
 }
 
-// CollSpec::fill(). `poisoned` is the output to poison (null when the input is recv).
-__global__ void fill_collective_kernel(CollData d, unsigned char* input, unsigned char* poisoned,
-                                       size_t n) {
+// CollSpec::fill(): n_in input elements, and n_out poisoned output elements in `poisoned`
+// (null when the input is recv).
+__global__ void fill_collective_kernel(CollData d, unsigned char* input, size_t n_in,
+                                       unsigned char* poisoned, size_t n_out) {
   const size_t width = values::element_size(d.dtype);
   const size_t stride = static_cast<size_t>(gridDim.x) * blockDim.x;
+  const size_t n = n_in > n_out ? n_in : n_out;
   for (size_t k = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; k < n; k += stride) {
-    if (poisoned)
+    if (poisoned && k < n_out)
       store_bits(poisoned, k, width, values::poison(d.dtype, values::expected_at(d, k)));
-    store_bits(input, k, width, values::input_bits_at(d, k));
+    if (k < n_in) store_bits(input, k, width, values::input_bits_at(d, k));
   }
 }
 
@@ -106,7 +108,8 @@ __global__ void count_pattern_kernel(const unsigned char* buf, size_t bytes, uin
 }
 
 void check_coll(const CollData& d) {
-  if (d.coll != Coll::Allreduce && d.coll != Coll::Bcast && d.coll != Coll::Alltoall)
+  if (d.coll != Coll::Allreduce && d.coll != Coll::Bcast && d.coll != Coll::Alltoall &&
+      d.coll != Coll::Allgather && d.coll != Coll::ReduceScatter && d.coll != Coll::Reduce)
     throw RuntimeError("device validation: no data layout for collective " +
                        std::string(to_string(d.coll)));
 }
@@ -131,20 +134,21 @@ size_t count_on_device(cudaStream_t stream, Launch launch) {
 
 void fill_collective(const CollData& d, void* send, void* recv, StreamHandle stream) {
   check_coll(d);
-  const size_t n = values::elements(d);
+  const size_t n_in = values::input_elements(d), n_out = values::elements(d);
+  const size_t n = n_in > n_out ? n_in : n_out;
   if (n == 0) return;
   const bool into_recv = values::input_is_recv(d);
   auto* input = static_cast<unsigned char*>(into_recv ? recv : send);
   auto* poisoned = into_recv ? nullptr : static_cast<unsigned char*>(recv);
   fill_collective_kernel<<<grid_blocks(n, kBlocksPerSm), kThreadsPerBlock, 0,
-                           static_cast<cudaStream_t>(stream)>>>(d, input, poisoned, n);
+                           static_cast<cudaStream_t>(stream)>>>(d, input, n_in, poisoned, n_out);
   check_launch("fill_collective_kernel");
 }
 
 size_t check_collective(const CollData& d, const void* recv, StreamHandle stream) {
   check_coll(d);
   const size_t n = values::elements(d);
-  if (n == 0) return 0;
+  if (n == 0 || !values::result_checked(d)) return 0;
   const auto s = static_cast<cudaStream_t>(stream);
   return count_on_device(s, [&](unsigned long long* wrong) {
     check_collective_kernel<<<grid_blocks(n, kBlocksPerSm), kThreadsPerBlock, 0, s>>>(

@@ -6,15 +6,18 @@
 #include <chrono>
 #include <cstdio>
 #include <functional>
+#include <limits>
 #include <string_view>
 #include <thread>
 
 #include "backends/make_backend.hpp"
 #include "config.hpp"
+#include "core/mpi_check.hpp"
 #include "gpu/device.hpp"
 #include "harness/environment.hpp"
-#include "core/mpi_check.hpp"
+#include "harness/interrupt.hpp"
 #include "harness/runner.hpp"
+#include "harness/stats.hpp"
 #include "harness/watchdog.hpp"
 
 namespace cb {
@@ -69,15 +72,65 @@ std::string ranks_line(const Control& ctl) {
          "), wait: " + (ctl.wait_mode() == WaitMode::Yield ? "yield" : "spin");
 }
 
+std::string repeat_line(const Options& opt) {
+  return "# Repeat: " + std::to_string(opt.repeat) +
+         " passes per size (warmup + iterations each); a row is the median pass by its "
+         "headline time" +
+         (opt.full ? "; Pass Min/Max(us): the fastest and slowest pass's headline time, "
+                     "Spread(%) = (max - min) / median"
+                   : "") +
+         (opt.validate ? "; -c checks the last pass" : "");
+}
+
+// One point: --repeat passes of Runner::measure(), each under the watchdog. With more
+// than one pass, the median pass (by pass_us, rank 0's times, so every rank picks the same
+// one) is reported, with the spread in the record ("repeat") and, with -f, in the table.
+SizeOutcome measure_point(const RunContext& rc, Runner& runner, const Point& point, Watchdog& dog) {
+  const int passes = rc.opt.repeat;
+  std::vector<SizeOutcome> outs;
+  outs.reserve(static_cast<size_t>(passes));
+  for (int k = 0; k < passes; ++k) {
+    Point pass = point;
+    pass.validate = k == passes - 1;  // -c: data checked once, after the last pass
+    dog.arm("message size " + std::to_string(point.bytes) + " B" +
+            (point.algo.empty() ? "" : " (algorithm " + point.algo + ")") +
+            (passes > 1 ? " (pass " + std::to_string(k + 1) + " of " + std::to_string(passes) + ")"
+                        : "") +
+            " on backend " + rc.be.name());
+    outs.push_back(runner.measure(pass));
+    dog.disarm();
+  }
+  if (passes == 1) return std::move(outs.front());
+
+  std::vector<double> times;
+  long long wrong = 0;
+  for (const SizeOutcome& o : outs) {
+    times.push_back(o.pass_us);
+    wrong += o.wrong;
+  }
+  // Rank 0's times on every rank (a MAX that only rank 0 feeds; it honours the wait mode).
+  if (!rc.ctl.is_root()) times.assign(times.size(), std::numeric_limits<double>::lowest());
+  times = rc.ctl.max(times);
+  const PassSummary s = summarize_passes(times);
+  SizeOutcome out = std::move(outs[s.reported]);
+  out.wrong = wrong;
+  out.record["repeat"] = {{"passes", passes},      {"figure", out.pass_figure},
+                          {"pass_us", times},      {"reported_pass", s.reported},
+                          {"median_us", s.median}, {"min_us", s.min},
+                          {"max_us", s.max},       {"spread_pct", s.spread_pct}};
+  if (rc.opt.full) {
+    out.cells.push_back({"Pass Min(us)", s.min});
+    out.cells.push_back({"Pass Max(us)", s.max});
+    out.cells.push_back({"Spread(%)", s.spread_pct});
+  }
+  return out;
+}
+
 int sweep(const RunContext& rc, Runner& runner, Table& table, Report& report, Watchdog& dog) {
   long long failed_sizes = 0;
   for (const Point& point : runner.points()) {
     const size_t bytes = point.bytes;
-    dog.arm("message size " + std::to_string(bytes) + " B" +
-            (point.algo.empty() ? "" : " (algorithm " + point.algo + ")") + " on backend " +
-            rc.be.name());
-    SizeOutcome out = runner.measure(point);
-    dog.disarm();
+    SizeOutcome out = measure_point(rc, runner, point, dog);
     if (rc.opt.validate) {
       out.cells.push_back({"Validation", 0, 0, out.wrong ? "Fail" : "Pass"});
       out.record["validation"] = {
@@ -109,6 +162,7 @@ int bench_main(const BenchDesc& desc, int argc, char** argv) {
   try {
     Control ctl;
     rank = ctl.rank();
+    install_interrupt_handlers(rank);  // SIGINT/SIGTERM/SIGHUP: JSON marked interrupted
     Options opt;
     std::optional<std::string> early;
     agreed(ctl, [&] {
@@ -149,10 +203,12 @@ int bench_main(const BenchDesc& desc, int argc, char** argv) {
     agreed(ctl, [&] { report = std::make_unique<Report>(ctl.is_root(), opt.json_path, doc); });
 
     Table table(ctl.is_root());
+    table.set_show_size(runner->show_size());
     table.line("# collbench " + about.title + " " + std::string(desc.title) + " v" + CB_VERSION);
     table.line(backend_line(*be, about));
     table.line(ranks_line(ctl));
     for (const auto& line : runner->header_lines()) table.line(line);
+    if (opt.repeat > 1) table.line(repeat_line(opt));
 
     Watchdog dog(opt.time_limit_s, [&](const std::string& what) {
       // Give rank 0 a head start so that it marks the JSON before the launcher kills it.
@@ -180,6 +236,10 @@ int bench_main(const BenchDesc& desc, int argc, char** argv) {
     // Mid-run failure: other ranks may be blocked in communication, so abort them all.
     std::fprintf(stderr, "collbench: error (rank %d): %s\n", rank, e.what());
     std::fflush(stderr);
+    // A rank died: every rank waiting for it finds out alike. Give rank 0 a head start
+    // so that it records the error in the JSON before another rank's abort ends it.
+    if (rank != 0 && dynamic_cast<const PeerExited*>(&e))
+      std::this_thread::sleep_for(std::chrono::seconds(1));
     if (report) {
       try {
         report->finish("error", e.what());

@@ -17,11 +17,18 @@ Fault injected_fault() {
     const std::string v = env ? env : "";
     if (v == "corrupt") return Fault::Corrupt;
     if (v == "hang") return Fault::Hang;
-    if (v == "die") return Fault::Die;
+    if (v == "die" || v.rfind("die:", 0) == 0) return Fault::Die;
     if (!v.empty()) std::fprintf(stderr, "collbench: ignoring unknown CB_TEST_FAULT '%s'\n", env);
     return Fault::None;
   }();
   return fault;
+}
+
+int fault_rank(int nranks) {
+  const char* env = std::getenv("CB_TEST_FAULT");
+  const std::string v = env ? env : "";
+  if (v.rfind("die:", 0) == 0) return std::atoi(v.c_str() + 4);
+  return nranks - 1;
 }
 
 void corrupt_first_byte(const Buf& buf) {

@@ -4,7 +4,9 @@
 //   hang     the last rank stops at the second size: --time-limit must fire (exit 4)
 //            and the JSON must keep the first size
 //   die      the last rank kills itself (SIGKILL) inside the timed loop of the second
-//            size of a blocking collective: the others must fail with a clear error
+//            size of a collective (blocking: between two calls; non-blocking: once it
+//            has started one): the others must notice and fail with a clear error;
+//            die:R  the same, rank R instead of the last
 #pragma once
 
 #include <cstdint>
@@ -16,6 +18,7 @@ namespace cb {
 enum class Fault : uint8_t { None, Corrupt, Hang, Die };
 
 Fault injected_fault();                   // read once from CB_TEST_FAULT
+int fault_rank(int nranks);               // the rank that dies: die:R, else the last
 void hang_forever();                      // sleeps, never returns
 [[noreturn]] void die_now();              // SIGKILL to this process
 void corrupt_first_byte(const Buf& buf);  // no-op on an empty buffer

@@ -66,6 +66,21 @@ std::string version_text() {
   return std::string("collbench ") + CB_VERSION + " (git " + git_revision() + ")";
 }
 
+// Every argument is recorded in the run's JSON (and compared across ranks as JSON text),
+// which holds only UTF-8: refuse other bytes here instead of failing mid-run.
+void require_utf8(int argc, const char* const* argv) {
+  for (int i = 0; i < argc; ++i) {
+    const nlohmann::json arg = std::string(argv[i]);
+    try {
+      (void)arg.dump();
+    } catch (const nlohmann::json::type_error&) {
+      throw UsageError("argument " + std::to_string(i) + " " +
+                       arg.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) +
+                       " is not valid UTF-8");
+    }
+  }
+}
+
 }  // namespace
 
 std::string_view to_string(WaitSetting w) {
@@ -89,6 +104,7 @@ void to_json(nlohmann::json& j, const Options& o) {
        {"iterations_large", o.iterations_large},
        {"warmup_large", o.warmup_large},
        {"large_threshold_bytes", o.large_threshold},
+       {"repeat", o.repeat},
        {"full", o.full},
        {"tail_percentiles", o.tail_percentiles},
        {"validation", o.validate},
@@ -109,16 +125,20 @@ void to_json(nlohmann::json& j, const Options& o) {
        {"test_calls", o.test_calls},
        {"algo", o.algo},
        {"progress_thread", o.progress_thread},
+       {"counts", o.counts.str()},
        {"trace", o.trace},
        {"model", o.model},
        {"fusion", o.fusion},
        {"compute", o.compute},
-       {"export_trace", o.export_trace}};
+       {"parallel", o.parallel},
+       {"export_trace", o.export_trace},
+       {"steps", o.steps}};
 }
 
 ParseOutcome parse_options(const BenchDesc& desc, int argc, const char* const* argv) {
   ParseOutcome out;
   Options& o = out.options;
+  require_utf8(argc, argv);
   for (int i = 0; i < argc; ++i) o.argv.emplace_back(argv[i]);
   o.sizes = desc.default_sizes;
   o.iterations = desc.defaults.iterations;
@@ -131,7 +151,7 @@ ParseOutcome parse_options(const BenchDesc& desc, int argc, const char* const* a
   app.set_version_flag("-v,--version", version_text());
 
   std::string sizes, tails, accel = "host", wait = "auto", dtype = "float", op = "sum",
-                            root = "fixed:0", mem_limit = "1G";
+                            root = "fixed:0", mem_limit = "1G", counts = "uniform";
   std::vector<std::string> sides;
   int iters = 0, warmup = 0, iters_large = 0, warmup_large = 0;
 
@@ -141,6 +161,9 @@ ParseOutcome parse_options(const BenchDesc& desc, int argc, const char* const* a
   app.add_option("-x,--warmup", warmup, "warmup iterations at every size");
   app.add_option("--iterations-large", iters_large, "timed iterations above 8 KiB");
   app.add_option("--warmup-large", warmup_large, "warmup iterations above 8 KiB");
+  app.add_option("--repeat", o.repeat,
+                 "timed passes per size (warmup + iterations each); the median pass is "
+                 "reported, the spread with -f and in the JSON");
   app.add_flag("-f,--full", o.full, "full statistics: min, max, iterations");
   auto* z =
       app.add_option("-z,--tail-lat", tails, "tail percentiles (default 50,90,99)")->expected(0, 1);
@@ -169,7 +192,12 @@ ParseOutcome parse_options(const BenchDesc& desc, int argc, const char* const* a
     app.add_option("--model", o.model, "built-in model: resnet50, vgg16, bert-base, gpt2");
     app.add_option("--fusion", o.fusion, "grouping: none, horovod[:MB], ddp[:MB]");
     app.add_option("--compute", o.compute, "emulated backward compute: none, trace, us-per-mb:X");
+    app.add_option("--parallel", o.parallel,
+                   "data parallelism of --model: ddp, zero1[:ELEMENTS], zero2[:ELEMENTS], fsdp");
     app.add_option("--export-trace", o.export_trace, "write the (model) trace as collbench JSON");
+    app.add_option("--steps", o.steps,
+                   "training steps a CSV count table covers: each replay step replays one");
+    app.add_option("-M,--mem-limit", mem_limit, "memory limit per process for buffers");
     app.add_option("--algo", o.algo, "engine algorithm by name");
     app.add_flag("--progress-thread", o.progress_thread,
                  "engine: advance non-blocking operations in a background thread");
@@ -182,6 +210,9 @@ ParseOutcome parse_options(const BenchDesc& desc, int argc, const char* const* a
     app.add_option("--algo", o.algo, "engine algorithm by name, or 'all'");
     app.add_flag("--progress-thread", o.progress_thread,
                  "engine: advance non-blocking operations in a background thread");
+    app.add_option("--counts", counts,
+                   "alltoallv: per-peer counts: uniform, zipf:S[,SEED] (MoE routing skew) or "
+                   "random[:SEED]; -m is the average bytes per peer");
     if (desc.family == Family::NonblockingCollective)
       app.add_option("-t,--num-test-calls", o.test_calls,
                      "test calls spread through the dummy compute");
@@ -217,9 +248,13 @@ ParseOutcome parse_options(const BenchDesc& desc, int argc, const char* const* a
     if (warmup_large < 0) throw UsageError("--warmup-large must not be negative");
     o.warmup_large = warmup_large;
   }
+  if (o.repeat < 1 || o.repeat > kMaxRepeat)
+    throw UsageError("--repeat must be between 1 and " + std::to_string(kMaxRepeat) + " (got " +
+                     std::to_string(o.repeat) + ")");
   if (z->count() > 0) o.tail_percentiles = parse_percentiles(tails.empty() ? "50,90,99" : tails);
-  if (!(o.time_limit_s >= 0) || !std::isfinite(o.time_limit_s))
-    throw UsageError("--time-limit must be a number of seconds >= 0");
+  // The watchdog counts in steady_clock nanoseconds: about 9.2e9 s at most.
+  if (!(o.time_limit_s >= 0 && o.time_limit_s <= 1e9))
+    throw UsageError("--time-limit must be a number of seconds from 0 to 1e9 (0: never)");
 
   if (wait == "auto")
     o.wait = WaitSetting::Auto;
@@ -268,12 +303,29 @@ ParseOutcome parse_options(const BenchDesc& desc, int argc, const char* const* a
     if (desc.coll && !desc.coll->rooted && given("-k"))
       throw UsageError("-k/--root: " + std::string(desc.name) +
                        " has no root (only rooted collectives such as bcast take one)");
+    o.counts = parse_counts_pattern(counts);
+    if (desc.coll && !desc.coll->varying_counts && given("--counts"))
+      throw UsageError("--counts: " + std::string(desc.name) +
+                       " has equal counts for every peer (--counts is for alltoallv)");
+    if (desc.coll && !desc.coll->sized) {  // barrier: no data, so no size, type or place
+      for (const char* opt : {"-m", "-T", "--op", "-l", "-M"})
+        if (given(opt))
+          throw UsageError(std::string(opt) + ": " + std::string(desc.name) +
+                           " moves no data, so it has no message size, type, reduction or "
+                           "buffers (it is measured once, as osu_barrier)");
+    }
+    if (desc.coll && !desc.coll->in_place_defined && o.in_place)
+      throw UsageError("-l/--in-place: " + std::string(desc.name) +
+                       " has no in-place form (MPI defines none for blocks of different sizes)");
+    if (o.test_calls < 0) throw UsageError("-t/--num-test-calls must not be negative");
+  }
+  if (desc.family != Family::Pt2pt) {  // -M: the collectives' and the replay's buffers
     o.mem_limit = parse_bytes(mem_limit);
     if (o.mem_limit < (size_t{1} << 20)) throw UsageError("-M/--mem-limit must be at least 1M");
-    if (o.test_calls < 0) throw UsageError("-t/--num-test-calls must not be negative");
   }
   if (desc.family == Family::Replay && o.trace.empty() == o.model.empty())
     throw UsageError("give exactly one of --trace FILE or --model NAME");
+  if (o.steps < 1) throw UsageError("--steps must be at least 1");
   return out;
 }
 

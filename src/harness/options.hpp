@@ -10,12 +10,15 @@
 
 #include "backends/backend.hpp"
 #include "core/types.hpp"
+#include "core/vcounts.hpp"
 #include "harness/bench.hpp"
 #include "harness/sizes.hpp"
 
 namespace cb {
 
 enum class WaitSetting : uint8_t { Auto, Spin, Yield };
+
+inline constexpr int kMaxRepeat = 1000;  // --repeat upper bound
 
 struct RootSetting {
   bool rotate = false;  // -k rotate: root = iteration % nranks
@@ -28,6 +31,7 @@ struct Options {
   SizeRange sizes;
   int iterations = 0, warmup = 0, iterations_large = 0, warmup_large = 0;
   size_t large_threshold = 8192;
+  int repeat = 1;  // --repeat: timed passes per size, the median one reported
   bool full = false;
   std::vector<double> tail_percentiles;
   bool validate = false;
@@ -52,13 +56,16 @@ struct Options {
   int test_calls = 0;                  // -t, non-blocking: MPI_Test-like calls during compute
   std::string algo;                    // engine: force an algorithm ("all": every one)
   bool progress_thread = false;        // engine: advance non-blocking operations in a thread
+  CountsPattern counts;                // alltoallv: --counts uniform|zipf:S[,SEED]|random[:SEED]
 
   // replay (cb_replay)
   std::string trace;             // --trace FILE (collbench JSON, PARAM basic JSON or CSV)
   std::string model;             // --model NAME (resnet50, vgg16, bert-base, gpt2)
   std::string fusion = "none";   // --fusion none|horovod[:MB]|ddp[:MB]
   std::string compute = "none";  // --compute none|trace|us-per-mb:X
+  std::string parallel = "ddp";  // --parallel ddp|zero1[:E]|zero2[:E]|fsdp (with --model)
   std::string export_trace;      // --export-trace FILE
+  int steps = 1;                 // --steps N: training steps a CSV count table covers
 
   int iterations_for(size_t bytes) const {
     return bytes > large_threshold ? iterations_large : iterations;

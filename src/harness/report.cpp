@@ -1,14 +1,15 @@
 #include "harness/report.hpp"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <ctime>
-#include <fstream>
 
 #include "core/errors.hpp"
+#include "harness/interrupt.hpp"
 
 namespace cb {
 namespace {
@@ -25,12 +26,18 @@ void Table::line(const std::string& text) const {
 void Table::row(size_t bytes, const std::vector<Cell>& cells) {
   if (!enabled_) return;
   if (!printed_header_) {
-    std::printf("%-*s", kSizeWidth, "# Size");
-    for (const auto& c : cells) std::printf("%*s", kValueWidth, c.header.c_str());
+    for (size_t i = 0; i < cells.size() || i == 0; ++i) {
+      if (i == 0 && show_size_)
+        std::printf("%-*s", kSizeWidth, "# Size");
+      else if (i == 0)
+        std::printf("#");
+      if (i < cells.size())
+        std::printf("%*s", kValueWidth - (i == 0 && !show_size_ ? 1 : 0), cells[i].header.c_str());
+    }
     std::printf("\n");
     printed_header_ = true;
   }
-  std::printf("%-*zu", kSizeWidth, bytes);
+  if (show_size_) std::printf("%-*zu", kSizeWidth, bytes);
   for (const auto& c : cells) {
     if (!c.text.empty())
       std::printf("%*s", kValueWidth, c.text.c_str());
@@ -82,20 +89,78 @@ void Report::finish(const std::string& status, const std::string& detail) {
   flush_locked();
 }
 
-// Write a temporary file beside the target, then rename: readers never see a torn file.
+std::string temp_file_of(const std::string& path) {
+  return path + ".tmp." + std::to_string(getpid());
+}
+
+void write_file_atomically(const std::string& path, const std::string& text) {
+  const std::string tmp = temp_file_of(path);
+  const auto why = [&](const std::string& step, int err) {
+    const bool kept = ::access(path.c_str(), F_OK) == 0;
+    return "cannot write JSON file '" + path + "': " + step + ": " + std::strerror(err) +
+           (kept ? " (the previous document there is unchanged)" : "");
+  };
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+  if (fd < 0) {
+    const int e = errno;
+    throw UsageError(why("cannot create '" + tmp + "'", e));
+  }
+  const char* p = text.data();
+  size_t left = text.size();
+  std::string failed;
+  int err = 0;
+  while (left && failed.empty()) {
+    const ssize_t w = ::write(fd, p, left);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) {
+      err = w < 0 ? errno : EIO;
+      failed = "writing '" + tmp + "'";
+    } else {
+      p += w;
+      left -= static_cast<size_t>(w);
+    }
+  }
+  // fsync: a full disk or a failing device may only say so here (NFS, quotas). EINVAL:
+  // a file that cannot be synchronised (a pipe, a special file): nothing to check.
+  if (failed.empty() && ::fsync(fd) != 0 && errno != EINVAL) {
+    err = errno;
+    failed = "flushing '" + tmp + "' to disk";
+  }
+  if (::close(fd) != 0 && failed.empty()) {
+    err = errno;
+    failed = "closing '" + tmp + "'";
+  }
+  if (!failed.empty()) {
+    ::unlink(tmp.c_str());
+    throw RuntimeError(why(failed, err));
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    err = errno;
+    ::unlink(tmp.c_str());
+    throw UsageError(why("renaming '" + tmp + "' over it", err));
+  }
+}
+
+// The document is replaced as a whole (temporary file + rename): readers never see a torn
+// file. While running, the handler of SIGINT/SIGTERM gets the same document marked
+// interrupted first, so a signal during the write below still leaves every finished size.
 void Report::flush_locked() {
   if (!is_root_ || path_.empty()) return;
-  const std::string tmp = path_ + ".tmp." + std::to_string(getpid());
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    if (!out) throw UsageError("cannot write JSON file '" + path_ + "': " + std::strerror(errno));
-    out << doc_.dump(1) << '\n';
-    if (!out.flush()) throw RuntimeError("writing '" + tmp + "' failed");
+  if (doc_["status"] == "running") {
+    nlohmann::json interrupted = doc_;
+    interrupted["status"] = "interrupted";
+    interrupted["status_detail"] = std::string("interrupted by ") + kSignalPlaceholder +
+                                   "; results holds what finished before it";
+    interrupted["end_time"] = kTimePlaceholder;
+    set_interrupted_document(path_, temp_file_of(path_), interrupted.dump(1) + '\n');
+  } else {
+    clear_interrupted_document();
   }
-  if (std::rename(tmp.c_str(), path_.c_str()) != 0) {
-    const std::string why = std::strerror(errno);
-    std::remove(tmp.c_str());
-    throw UsageError("cannot write JSON file '" + path_ + "': " + why);
+  try {
+    write_file_atomically(path_, doc_.dump(1) + '\n');
+  } catch (...) {
+    clear_interrupted_document();  // the run ends with this error; the file stays as it was
+    throw;
   }
 }
 

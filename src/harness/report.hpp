@@ -23,9 +23,12 @@ class Table {
   void line(const std::string& text) const;  // "# ..." header lines
   // Prints the column headers before the first row, then the row.
   void row(size_t bytes, const std::vector<Cell>& cells);
+  // Without a Size column (OMB's show_size = 0, osu_barrier).
+  void set_show_size(bool on) { show_size_ = on; }
 
  private:
   bool enabled_;
+  bool show_size_ = true;
   bool printed_header_ = false;
 };
 
@@ -41,7 +44,8 @@ class Report {
 
   void add_result(nlohmann::json record);
   void set(const std::string& key, nlohmann::json value);
-  // status: "running", "complete", "validation_failed", "aborted", "error"
+  // status: "running", "complete", "validation_failed", "aborted", "error" (and
+  // "interrupted", written by the signal handler: see interrupt.hpp)
   void finish(const std::string& status, const std::string& detail = {});
 
  private:
@@ -55,5 +59,14 @@ class Report {
 
 // UTC time as ISO 8601 ("2026-11-21T10:00:00Z").
 std::string utc_now_iso();
+
+// Replaces the JSON file at `path` with `text` atomically: a temporary file beside it
+// (temp_file_of), written, flushed to disk (fsync), closed and renamed over `path`. Every
+// step is checked (ENOSPC, EIO, EDQUOT ...); on failure the temporary file is removed,
+// whatever was at `path` is left as it was, and the error names the file and the reason:
+// UsageError when the file cannot be created or renamed (a bad path), RuntimeError when
+// writing fails.
+void write_file_atomically(const std::string& path, const std::string& text);
+std::string temp_file_of(const std::string& path);  // "<path>.tmp.<pid>"
 
 }  // namespace cb

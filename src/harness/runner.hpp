@@ -9,9 +9,9 @@
 #include <nlohmann/json.hpp>
 
 #include "backends/backend.hpp"
-#include "harness/bench.hpp"
 #include "backends/control.hpp"
 #include "gpu/memory.hpp"
+#include "harness/bench.hpp"
 #include "harness/options.hpp"
 #include "harness/report.hpp"
 
@@ -39,7 +39,8 @@ struct RunContext {
 // One measurement of a sweep: a message size, and for --algo all one algorithm.
 struct Point {
   size_t bytes;
-  std::string algo;  // empty: the backend's choice
+  std::string algo;      // empty: the backend's choice
+  bool validate = true;  // with -c, check the data after this pass (--repeat: the last only)
 };
 
 struct SizeOutcome {
@@ -47,6 +48,11 @@ struct SizeOutcome {
   nlohmann::json record;                 // the JSON result for this size (complete on rank 0)
   long long wrong = 0;                   // wrong elements summed over ranks
   std::vector<std::string> extra_lines;  // printed (rank 0) after the row, e.g. a breakdown
+  // The time the headline figure comes from (us, lower is better; the same on every rank)
+  // and that figure's place in the record: --repeat orders passes by it and reports the
+  // median one. A rate such as bandwidth_MBps is a constant divided by this time.
+  double pass_us = 0;
+  std::string pass_figure;  // "latency_us.avg", "bandwidth_MBps", ...
 };
 
 class Runner {
@@ -56,6 +62,8 @@ class Runner {
   // here cannot leave the others waiting; bench_main() agrees on the outcome.
   virtual void prepare() = 0;
   virtual std::vector<std::string> header_lines() const { return {}; }
+  // Whether the table has a Size column (not for a collective without data: barrier).
+  virtual bool show_size() const { return true; }
   virtual std::vector<Point> points() const = 0;
   virtual SizeOutcome measure(const Point& point) = 0;  // collective over all ranks
 };

@@ -36,6 +36,24 @@ Summary summarize(std::vector<double> samples, std::span<const double> tail_perc
   return s;
 }
 
+PassSummary summarize_passes(std::span<const double> pass_times) {
+  PassSummary s;
+  s.passes = pass_times.size();
+  if (pass_times.empty()) return s;
+  std::vector<size_t> order(pass_times.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return pass_times[a] < pass_times[b]; });
+  const size_t n = order.size();
+  s.reported = order[(n - 1) / 2];
+  s.median = n % 2 ? pass_times[order[n / 2]]
+                   : (pass_times[order[n / 2 - 1]] + pass_times[order[n / 2]]) / 2.0;
+  s.min = pass_times[order.front()];
+  s.max = pass_times[order.back()];
+  s.spread_pct = s.median > 0 ? 100.0 * (s.max - s.min) / s.median : 0.0;
+  return s;
+}
+
 std::string percentile_key(double p) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "p%g", p);

@@ -30,4 +30,16 @@ void to_json(nlohmann::json& j, const Summary& s);
 // "p99.9" style key for a percentile.
 std::string percentile_key(double p);
 
+// --repeat N: the headline time of each pass of one message size (run order), and which
+// pass is reported. The reported pass is the median one: for even N the lower of the two
+// middle passes (a pass that ran), while `median` is the mean of the two middle values.
+// Equal times keep run order. spread_pct = 100 x (max - min) / median (0 if median is 0).
+struct PassSummary {
+  size_t passes = 0;
+  size_t reported = 0;  // index into the pass list
+  double median = 0, min = 0, max = 0, spread_pct = 0;
+};
+
+PassSummary summarize_passes(std::span<const double> pass_times);
+
 }  // namespace cb

@@ -39,6 +39,9 @@ std::string text(const std::vector<ReplayAction>& actions) {
       case Kind::WaitAll:
         s += "W";
         break;
+      case Kind::Wait:
+        s += "A" + std::to_string(a.message);
+        break;
     }
   }
   return s;

@@ -50,6 +50,14 @@ TEST(ReplayStats, SizeTableGroupsByCollectiveAndSizeLargestFirst) {
   for (const std::string& line : lines) EXPECT_EQ(line.rfind("# ", 0), 0u) << line;
   EXPECT_NE(lines[2].find("allreduce"), std::string::npos);
   EXPECT_NE(lines[2].find("30.00"), std::string::npos);
+  EXPECT_EQ(lines[1].find("Per step"), std::string::npos);
+
+  // --steps: the counts are the table's; a column gives them per training step.
+  const std::vector<std::string> per_step = size_table_lines(rows, 4);
+  ASSERT_EQ(per_step.size(), lines.size());
+  EXPECT_NE(per_step[0].find("Count: in the table's 4 steps"), std::string::npos);
+  EXPECT_NE(per_step[1].find("Count  Per step"), std::string::npos);
+  EXPECT_NE(per_step[2].find("  0.50 "), std::string::npos) << per_step[2];  // 2 over 4 steps
 }
 
 TEST(ReplayStats, ExposedAndOverlap) {

@@ -67,7 +67,11 @@ TEST(ImportCsv, HugeNumbersAreRejectedWithoutAllocating) {
   EXPECT_THAT_MESSAGE(csv_error("2199023255552,1\n"),
                       "field \"size\": too large: exceeds the 1 TiB limit");
   EXPECT_THAT_MESSAGE(csv_error("4,1000000000000\n"),
-                      "t.csv:1: field \"count\": the trace would exceed");
+                      "t.csv:1: field \"count\": the table would call more than 1048576");
+  // fuzz_trace: "10,2400000" took more than 10 s and 2 GB, in rows or in one.
+  EXPECT_THAT_MESSAGE(csv_error("10,2400000\n"), "t.csv:1: field \"count\": the table would call");
+  EXPECT_THAT_MESSAGE(csv_error("4,1048576\n8,1\n"),
+                      "t.csv:2: field \"count\": the table would call more than 1048576");
 }
 
 TEST(ImportCsv, EmptyInputsAreErrors) {

@@ -7,6 +7,8 @@
 // any.
 #include <mpi.h>
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -15,6 +17,7 @@
 #include "backends/engine_backend.hpp"
 #include "core/coll_spec.hpp"
 #include "core/errors.hpp"
+#include "core/vcounts.hpp"
 #include "gpu/memory.hpp"
 
 namespace cb {
@@ -28,13 +31,14 @@ struct Case {
   size_t count;
   bool in_place;
   int root;
+  const CountMatrix* counts = nullptr;  // alltoallv
 };
 
 std::string describe(const Case& c) {
   return std::string(to_string(c.spec->coll)) + "/" + c.algo + " " +
          std::string(to_string(c.dtype)) + " " + std::string(to_string(c.op)) + " count " +
          std::to_string(c.count) + (c.in_place ? " in place" : "") + " root " +
-         std::to_string(c.root);
+         std::to_string(c.root) + (c.counts ? " counts " + c.counts->pattern().str() : "");
 }
 
 class Checker {
@@ -61,9 +65,13 @@ class Checker {
          .op = c.op,
          .root = c.root,
          .in_place = c.in_place,
-         .algo = c.algo};
-    const size_t send_bytes = c.spec->send_elements(c.count, n) * w;
-    const size_t recv_bytes = c.spec->recv_elements(c.count, n) * w;
+         .algo = c.algo,
+         .counts = c.counts};
+    const size_t send_bytes =
+        (c.counts ? c.counts->max_send_total() : c.spec->send_elements(c.count, n)) * w;
+    const size_t recv_bytes = (c.counts ? c.counts->max_recv_total()
+                                        : c.spec->recv_elements_for(c.count, n, c.in_place)) *
+                              w;
     p.recv = allocate(recv_bytes);
     p.send = allocate(send_bytes);
     a.recv = p.recv;
@@ -159,6 +167,66 @@ class Checker {
   bool backend_buffers_ = false;
 };
 
+// Allgather and reduce_scatter (block): every count of the matrix (odd and even) in and
+// out of place; every dtype (and for reduce_scatter every op) at an odd and an even count;
+// a block of about 1 MiB per rank, large enough for several ring segments.
+void run_gather_scatter_matrix(Checker& chk, int n, const std::vector<size_t>& counts,
+                               size_t big) {
+  const size_t block = big / 4 + 1;
+  for (const std::string& algo : chk.algorithms(Coll::Allgather)) {
+    for (Dtype dt : kAllDtypes)
+      for (size_t count : dt == Dtype::Float ? counts : std::vector<size_t>{2, 1003})
+        for (bool in_place : {false, true})
+          chk.blocking({&kAllgatherSpec, algo, dt, Op::Max, count, in_place, 0});
+    chk.blocking({&kAllgatherSpec, algo, Dtype::Float, Op::Max, block, n % 2 == 0, 0});
+  }
+  for (const std::string& algo : chk.algorithms(Coll::ReduceScatter)) {
+    for (Dtype dt : kAllDtypes)
+      for (Op op : kAllOps)
+        for (bool in_place : {false, true}) {
+          if (dt == Dtype::Float && op == Op::Sum) {
+            for (size_t count : counts)
+              chk.blocking({&kReduceScatterSpec, algo, dt, op, count, in_place, 0});
+          } else {  // odd out of place, even in place
+            chk.blocking({&kReduceScatterSpec, algo, dt, op, in_place ? 2u : 1003u, in_place, 0});
+          }
+        }
+    chk.blocking({&kReduceScatterSpec, algo, Dtype::Float, Op::Sum, block, n % 2 == 1, 0});
+    chk.blocking({&kReduceScatterSpec, algo, Dtype::BFloat16, Op::Sum, block + 1, false, 0});
+  }
+}
+
+// Reduce (every root kind, in and out of place), barrier, and alltoallv with uniform,
+// Zipf-skewed (zero-sized blocks included) and random counts.
+void run_reduce_barrier_alltoallv(Checker& chk, int n, const std::vector<size_t>& counts,
+                                  size_t big) {
+  for (const std::string& algo : chk.algorithms(Coll::Reduce)) {
+    for (Dtype dt : kAllDtypes)
+      for (Op op : kAllOps)
+        for (size_t count :
+             dt == Dtype::Float && op == Op::Sum ? counts : std::vector<size_t>{2, 1003})
+          for (bool in_place : {false, true})
+            for (int root : {0, n - 1})
+              chk.blocking({&kReduceSpec, algo, dt, op, count, in_place, root});
+    for (size_t count : counts)
+      chk.blocking({&kReduceSpec, algo, Dtype::Int32, Op::Sum, count, false, n / 2});
+    chk.blocking({&kReduceSpec, algo, Dtype::Float, Op::Sum, big + 3, false, n / 2});
+    chk.blocking({&kReduceSpec, algo, Dtype::BFloat16, Op::Max, big, true, n - 1});
+  }
+  for (const std::string& algo : chk.algorithms(Coll::Barrier))
+    for (int i = 0; i < 3; ++i)
+      chk.blocking({&kBarrierSpec, algo, Dtype::Char, Op::Sum, 0, false, 0});
+  static std::vector<std::unique_ptr<CountMatrix>> matrices;  // outlive the cases
+  for (const char* pattern : {"uniform", "zipf:1.2", "zipf:4,9", "random:5"})
+    for (size_t mean :
+         {size_t{0}, size_t{1}, size_t{3}, size_t{1001}, big / 8 / static_cast<size_t>(n)})
+      matrices.push_back(std::make_unique<CountMatrix>(parse_counts_pattern(pattern), mean, n));
+  for (const std::string& algo : chk.algorithms(Coll::Alltoallv))
+    for (const auto& m : matrices)
+      for (Dtype dt : {Dtype::Char, Dtype::Half, Dtype::Double})
+        chk.blocking({&kAlltoallvSpec, algo, dt, Op::Max, m->mean(), false, 0, m.get()});
+}
+
 void run_matrix(Checker& chk, int n) {
   const std::vector<size_t> counts = {
       0, 1, static_cast<size_t>(n > 1 ? n - 1 : 2), static_cast<size_t>(n + 1), 7, 1003};
@@ -187,6 +255,8 @@ void run_matrix(Checker& chk, int n) {
     chk.blocking(
         {&kAlltoallSpec, algo, Dtype::Float, Op::Max, big / static_cast<size_t>(n), false, 0});
   }
+  run_gather_scatter_matrix(chk, n, counts, big);
+  run_reduce_barrier_alltoallv(chk, n, counts, big);
 }
 
 void run_in_flight(Checker& chk, int n) {
@@ -197,8 +267,23 @@ void run_in_flight(Checker& chk, int n) {
     cases.push_back({&kBcastSpec, algo, Dtype::Float, Op::Max, 777, false, n - 1});
   for (const std::string& algo : chk.algorithms(Coll::Alltoall))
     cases.push_back({&kAlltoallSpec, algo, Dtype::Char, Op::Max, 33, true, 0});
+  for (const std::string& algo : chk.algorithms(Coll::Allgather))
+    cases.push_back({&kAllgatherSpec, algo, Dtype::Int32, Op::Max, 301, false, 0});
+  for (const std::string& algo : chk.algorithms(Coll::ReduceScatter))
+    cases.push_back({&kReduceScatterSpec, algo, Dtype::Half, Op::Sum, 257, true, 0});
+  for (const std::string& algo : chk.algorithms(Coll::Reduce))
+    cases.push_back({&kReduceSpec, algo, Dtype::Half, Op::Sum, 513, false, n - 1});
+  for (const std::string& algo : chk.algorithms(Coll::Barrier))
+    cases.push_back({&kBarrierSpec, algo, Dtype::Char, Op::Sum, 0, false, 0});
+  static const CountMatrix zipf(parse_counts_pattern("zipf:1.5,3"), 77, n);
+  for (const std::string& algo : chk.algorithms(Coll::Alltoallv))
+    cases.push_back({&kAlltoallvSpec, algo, Dtype::Int32, Op::Max, 77, false, 0, &zipf});
   cases.push_back({&kAllreduceSpec, "", Dtype::Double, Op::Max, 70000, true, 0});  // tuned
-  chk.in_flight(cases);
+  // At most 16 operations in flight at once: the shared-memory operation slots (kOpSlots
+  // / 4) that operations 16 apart share.
+  for (size_t i = 0; i < cases.size(); i += 16)
+    chk.in_flight({cases.begin() + static_cast<std::ptrdiff_t>(i),
+                   cases.begin() + static_cast<std::ptrdiff_t>(std::min(cases.size(), i + 16))});
 }
 
 void run_errors(Checker& chk, int n) {
@@ -210,6 +295,13 @@ void run_errors(Checker& chk, int n) {
     chk.expect_refusal(
         {&kAllreduceSpec, "ring", Dtype::Float, Op::Sum, static_cast<size_t>(n - 1), false, 0},
         "ring needs at least one element per rank");
+  if (n & (n - 1)) {
+    chk.expect_refusal({&kAllgatherSpec, "recursive_doubling", Dtype::Float, Op::Max, 8, false, 0},
+                       "needs a power-of-two rank count");
+    chk.expect_refusal(
+        {&kReduceScatterSpec, "recursive_halving", Dtype::Float, Op::Sum, 8, false, 0},
+        "needs a power-of-two rank count");
+  }
 }
 
 }  // namespace

@@ -123,6 +123,14 @@ TEST(Tuning, ErrorsNameTheRuleAndField) {
   bad = ok;
   bad["ranks"] = json::array({4, 2});
   EXPECT_NE(parse_error(rule(bad)).find("\"ranks\""), std::string::npos);
+  // fuzz_tuning: beyond int, [1, 4294967297] was read as [1, 1] and [1, 3e9] as an empty range.
+  for (const char* ranks :
+       {"[1, 4294967297]", "[1, 3000000000]", "[1, 1073741825]", "[2, 18446744073709551615]"}) {
+    bad["ranks"] = json::parse(ranks);
+    EXPECT_NE(parse_error(rule(bad)).find("<= max <= 1073741824"), std::string::npos) << ranks;
+  }
+  bad["ranks"] = json::array({1, 1 << 30});
+  EXPECT_EQ(parse_error(rule(bad)), "(accepted)");
   bad = ok;
   bad["max_bytes"] = -1;
   EXPECT_NE(parse_error(rule(bad)).find("\"max_bytes\""), std::string::npos);

@@ -23,7 +23,7 @@ using Bytes = std::vector<std::byte>;
 class ValidateKernel : public GpuTest {};
 
 const CollSpec& spec_of(Coll c) {
-  return c == Coll::Allreduce ? kAllreduceSpec : c == Coll::Bcast ? kBcastSpec : kAlltoallSpec;
+  return *find_coll_spec(c);
 }
 
 TEST_F(ValidateKernel, FillAndCheckEqualTheHostCollSpec) {
@@ -36,11 +36,15 @@ TEST_F(ValidateKernel, FillAndCheckEqualTheHostCollSpec) {
                             {Coll::Allreduce, true},
                             {Coll::Bcast, false},
                             {Coll::Alltoall, false},
-                            {Coll::Alltoall, true}};
+                            {Coll::Alltoall, true},
+                            {Coll::Allgather, false},
+                            {Coll::Allgather, true},
+                            {Coll::ReduceScatter, false},
+                            {Coll::ReduceScatter, true}};
   for (const Layout& l : layouts)
     for (Dtype dt : kAllDtypes)
       for (Op op : kAllOps) {
-        if (l.coll != Coll::Allreduce && op != Op::Sum) continue;
+        if (!spec_of(l.coll).reduces && op != Op::Sum) continue;
         for (int nranks : {1, 3})
           for (int rank = 0; rank < nranks; ++rank)
             for (size_t count : {size_t{1}, size_t{1000}, size_t{65537}}) {
@@ -54,8 +58,8 @@ TEST_F(ValidateKernel, FillAndCheckEqualTheHostCollSpec) {
               a.in_place = l.in_place;
               const CollData d{l.coll, dt, op, count, a.root, l.in_place, rank, nranks};
               const size_t width = dtype_size(dt);
-              const size_t send_bytes = spec.send_elements(count, nranks) * width;
-              const size_t recv_bytes = spec.recv_elements(count, nranks) * width;
+              const size_t send_bytes = spec.send_elements_of(a, nranks) * width;
+              const size_t recv_bytes = spec.recv_elements_of(a, nranks) * width;
               Bytes want_send(send_bytes), want_recv(recv_bytes);
               spec.fill(a, rank, nranks, want_send.data(), want_recv.data());
 
@@ -76,7 +80,7 @@ TEST_F(ValidateKernel, FillAndCheckEqualTheHostCollSpec) {
 
               // A correct result (spec.check() finds nothing wrong in it: verify_values_test)
               // with every 1000th element corrupted.
-              const size_t n = recv_bytes / width;
+              const size_t n = values::elements(d);  // the result's elements
               Bytes result(recv_bytes);
               for (size_t k = 0; k < n; ++k)
                 store_element(result.data(), k, dt, values::expected_at(d, k));

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -46,7 +47,7 @@ TEST(VerifyValues, EncodingEqualsStoreAndLoadElement) {
 }
 
 const CollSpec& spec_of(Coll c) {
-  return c == Coll::Allreduce ? kAllreduceSpec : c == Coll::Bcast ? kBcastSpec : kAlltoallSpec;
+  return *find_coll_spec(c);
 }
 
 // The per-element logic the fill kernel runs, applied on the host.
@@ -58,6 +59,8 @@ void fill_like_kernel(const CollData& d, Bytes& send, Bytes& recv) {
       const uint64_t bad = values::poison(d.dtype, values::expected_at(d, k));
       std::memcpy(recv.data() + k * width, &bad, width);
     }
+  }
+  for (size_t k = 0; k < values::input_elements(d); ++k) {
     const uint64_t bits = values::input_bits_at(d, k);
     std::memcpy(input.data() + k * width, &bits, width);
   }
@@ -86,11 +89,15 @@ TEST(VerifyValues, CollectiveFillAndCheckEqualCollSpec) {
                             {Coll::Allreduce, true},
                             {Coll::Bcast, false},
                             {Coll::Alltoall, false},
-                            {Coll::Alltoall, true}};
+                            {Coll::Alltoall, true},
+                            {Coll::Allgather, false},
+                            {Coll::Allgather, true},
+                            {Coll::ReduceScatter, false},
+                            {Coll::ReduceScatter, true}};
   for (const Layout& l : layouts)
     for (Dtype dt : kAllDtypes)
       for (Op op : kAllOps) {
-        if (l.coll != Coll::Allreduce && op != Op::Sum) continue;  // op matters to allreduce
+        if (!spec_of(l.coll).reduces && op != Op::Sum) continue;  // op matters to reductions
         for (int nranks : {1, 3, 4})
           for (int rank = 0; rank < nranks; ++rank)
             for (size_t count : {size_t{0}, size_t{1}, size_t{17}, size_t{300}}) {
@@ -104,9 +111,15 @@ TEST(VerifyValues, CollectiveFillAndCheckEqualCollSpec) {
               a.in_place = l.in_place;
               const CollData d{l.coll, dt, op, count, a.root, l.in_place, rank, nranks};
               const size_t width = dtype_size(dt);
-              const size_t send_bytes = spec.send_elements(count, nranks) * width;
-              const size_t recv_bytes = spec.recv_elements(count, nranks) * width;
-              ASSERT_EQ(values::elements(d) * width, recv_bytes);
+              const size_t send_bytes = spec.send_elements_of(a, nranks) * width;
+              const size_t recv_bytes = spec.recv_elements_of(a, nranks) * width;
+              ASSERT_EQ(std::max(values::elements(d), values::input_is_recv(d)
+                                                          ? values::input_elements(d)
+                                                          : 0) *
+                            width,
+                        recv_bytes);
+              ASSERT_EQ(values::input_is_recv(d) ? 0 : values::input_elements(d) * width,
+                        send_bytes);
               Bytes want_send(send_bytes), want_recv(recv_bytes);
               Bytes got_send(send_bytes), got_recv(recv_bytes);
               spec.fill(a, rank, nranks, want_send.data(), want_recv.data());

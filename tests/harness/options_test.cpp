@@ -120,6 +120,61 @@ TEST(Options, BadInputNamesTheProblem) {
   EXPECT_NE(error_of(kNbc, {"-t", "-2"}).find("-t"), std::string::npos);
 }
 
+// -M bounds the replay's buffers too (fuzz_options): it was parsed for collectives only, so
+// cb_replay -M 64M ran with the default 1 GiB limit and -M 1K was not refused.
+TEST(Options, ReplayMemLimit) {
+  constexpr BenchDesc kReplay{.name = "replay",
+                              .title = "Replay Test",
+                              .family = Family::Replay,
+                              .default_sizes = {1, 1},
+                              .defaults = {10, 2, 10, 2}};
+  EXPECT_EQ(parse(kReplay, {"--model", "resnet50"}).mem_limit, size_t{1} << 30);
+  EXPECT_EQ(parse(kReplay, {"--model", "resnet50", "-M", "64M"}).mem_limit, size_t{64} << 20);
+  EXPECT_EQ(parse(kReplay, {"--model", "vgg16", "--mem-limit", "2G"}).mem_limit, size_t{2} << 30);
+  EXPECT_NE(error_of(kReplay, {"--model", "resnet50", "-M", "1K"}).find("-M"), std::string::npos);
+  EXPECT_NE(error_of(kReplay, {"--model", "resnet50", "-M", "lots"}).find("size"),
+            std::string::npos);
+}
+
+TEST(Options, RepeatForEveryFamily) {
+  constexpr BenchDesc kReplay{.name = "replay",
+                              .title = "Replay Test",
+                              .family = Family::Replay,
+                              .default_sizes = {1, 1},
+                              .defaults = {10, 2, 10, 2}};
+  EXPECT_EQ(parse(kPt2pt, {}).repeat, 1);  // default: one pass, output as before
+  EXPECT_EQ(parse(kPt2pt, {"--repeat", "5"}).repeat, 5);
+  EXPECT_EQ(parse(kColl, {"--repeat", "3"}).repeat, 3);
+  EXPECT_EQ(parse(kNbc, {"--repeat", "2"}).repeat, 2);
+  EXPECT_EQ(parse(kReplay, {"--model", "resnet50", "--repeat", "4"}).repeat, 4);
+  EXPECT_EQ(nlohmann::json(parse(kColl, {"--repeat", "3"}))["repeat"], 3);
+  for (const char* bad : {"0", "-1", "1001"})
+    EXPECT_NE(error_of(kColl, {"--repeat", bad}).find("--repeat must be between 1 and 1000"),
+              std::string::npos)
+        << bad;
+  for (const char* bad : {"abc", "2x", "1.5", ""})
+    EXPECT_NE(error_of(kPt2pt, {"--repeat", bad}).find("--repeat"), std::string::npos) << bad;
+}
+
+// Found by fuzzing (tests/fuzz): arguments that are not UTF-8 were accepted, then the run
+// aborted on every rank when the options were written as JSON. They are refused up front.
+TEST(Options, ArgumentsMustBeUtf8) {
+  EXPECT_NE(error_of(kColl, {"-J", "out\xff.json"}).find("argument 2 \"out\xef\xbf\xbd.json\" is not valid UTF-8"),
+            std::string::npos);
+  EXPECT_NE(error_of(kPt2pt, {"-m", "4:8", "--wait", "\xc3"}).find("argument 4"), std::string::npos);
+  EXPECT_EQ(parse(kColl, {"-J", "r\xc3\xa9sultat.json"}).json_path, "r\xc3\xa9sultat.json");
+}
+
+// Found by the fuzz harness's checks: a time limit beyond the watchdog's clock (about 292
+// years of nanoseconds) overflowed its deadline, so the watchdog fired at once.
+TEST(Options, TimeLimitIsBounded) {
+  EXPECT_EQ(parse(kPt2pt, {"--time-limit", "1e9"}).time_limit_s, 1e9);
+  for (const char* bad : {"1e10", "1e300", "inf", "nan"})
+    EXPECT_NE(error_of(kPt2pt, {"--time-limit", bad}).find("--time-limit must be"),
+              std::string::npos)
+        << bad;
+}
+
 TEST(Options, HelpAndVersionAskForEarlyExit) {
   std::vector<const char*> help{"cb_bw", "--help"};
   const auto h = parse_options(kPt2pt, 2, help.data());

@@ -211,6 +211,13 @@ def main_job_quick_sweep(env):
     with open(os.path.join(out, "summary.md")) as f:
         summary = f.read()
     check("| resnet50 | ddp" in summary, "replay step table in summary.md")
+    # --repeat 3: every record keeps its passes; the ratio tables have the noise column
+    ar = load_json(os.path.join(out, "allreduce.engine.host.json"))
+    check(ar["options"]["repeat"] == 3 and all(r["repeat"]["passes"] == 3
+                                               for r in ar["results"]),
+          f"the main job measures 3 passes per size: {ar['results'][0].get('repeat')}")
+    check("| Baseline passes | Candidate passes | Noise |" in summary and "Within noise" in summary,
+          "summary.md has no noise column")
     check("shared memory" not in load_json(os.path.join(out, "allreduce.engine-p2p.host.json"))
           ["backend"]["library"], "engine-p2p runs without its shared-memory path")
     pngs = glob.glob(os.path.join(out, "plots", "*.png"))

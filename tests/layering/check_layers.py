@@ -31,7 +31,7 @@ import sys
 LAYERS = [
     ("core",     ["core"],     ["cb_core", "cb_flags"]),  # types, args, errors, registry
     ("gpu",      ["gpu"],      ["cb_gpu"]),               # buffers, devices, streams, kernels
-    ("engine",   ["engine"],   ["cb_reduce", "cb_engine"]),  # collective engine
+    ("engine",   ["engine"],   ["cb_reduce_host", "cb_engine"]),  # collective engine
     ("backends", ["backends"], ["cb_backends"]),          # Backend, Control, make_backend
     ("harness",  ["harness"],  ["cb_harness"]),           # options, stats, report, bench_main
     ("top",      ["pt2pt", "collective", "dl_patterns", "info"], []),  # the benchmarks

@@ -34,10 +34,10 @@ CLEAN = {
     "src/gpu/memory.hpp": '#pragma once\n#include "core/types.hpp"\n',
     "src/gpu/memory.cpp": '#include "gpu/memory.hpp"\n#include <cuda_runtime_api.h>\n',
     "src/engine/CMakeLists.txt": """\
-        add_library(cb_reduce STATIC reduce_host.cpp)
-        target_link_libraries(cb_reduce PUBLIC cb_core)
+        add_library(cb_reduce_host STATIC reduce_host.cpp)
+        target_link_libraries(cb_reduce_host PUBLIC cb_core)
         add_library(cb_engine STATIC comm.cpp algos/allreduce_ring.cpp)
-        target_link_libraries(cb_engine PUBLIC cb_reduce cb_gpu
+        target_link_libraries(cb_engine PUBLIC cb_reduce_host cb_gpu
                                                cb_core Threads::Threads)
         """,
     "src/engine/comm.hpp": '#pragma once\n#include <mpi.h>\n#include "gpu/memory.hpp"\n',
@@ -167,8 +167,8 @@ class CheckLayersTest(unittest.TestCase):
 
     def test_cmake_cycle_across_files(self):
         self.append("src/engine/CMakeLists.txt",
-                    "target_link_libraries(cb_reduce PRIVATE cb_engine)\n")
-        self.assert_fails("CMake link cycle", "cb_engine -> cb_reduce -> cb_engine")
+                    "target_link_libraries(cb_reduce_host PRIVATE cb_engine)\n")
+        self.assert_fails("CMake link cycle", "cb_engine -> cb_reduce_host -> cb_engine")
 
     def test_cmake_upward_link(self):
         # cb_tool is no layer's library: a benchmark-level one (and it links nothing back).

@@ -75,6 +75,19 @@ def replay_record(name, compute, exposed, other=0.0):
             "overlap_pct": 100.0 * (1 - exposed / (exposed + 400.0))}
 
 
+def with_repeat(record, figure, pass_us, reported):
+    """The record as --repeat writes it: `pass_us` in run order, `reported` the median
+    pass whose figures the record holds."""
+    ordered = sorted(pass_us)
+    n = len(ordered)
+    median = ordered[n // 2] if n % 2 else (ordered[n // 2 - 1] + ordered[n // 2]) / 2
+    record["repeat"] = {"passes": n, "figure": figure, "pass_us": list(pass_us),
+                        "reported_pass": reported, "median_us": median,
+                        "min_us": ordered[0], "max_us": ordered[-1],
+                        "spread_pct": 100 * (ordered[-1] - ordered[0]) / median}
+    return record
+
+
 def collective_files(dirname):
     """allreduce on mpi, engine (two algorithms in one file) and nccl; iallreduce; replay."""
     sizes = [4 << k for k in range(0, 21, 2)]  # 4 B .. 4 MiB

@@ -108,6 +108,88 @@ class CompareTest(unittest.TestCase):
         comps = self.compare(paths["allreduce.mpi.json"], paths["iallreduce.mpi.json"])
         self.assertEqual(comps[0]["metric"], "latency")  # pure_comm_us for non-blocking
 
+    def test_repeat_ranges_flag_sizes_within_noise(self):
+        rep = fx.with_repeat
+        # latency: 8 B ranges 1.5-2.5 and 2-3 overlap (~); 64 B 1-1.25 and 2-2.5 do not.
+        base = [rep(fx.latency_record(8, 2.0), "latency_us.avg", [2.0, 2.5, 1.5], 0),
+                rep(fx.latency_record(64, 1.0), "latency_us.avg", [1.0, 1.25, 1.0], 0),
+                fx.latency_record(512, 4.0)]  # no repeat data at this size
+        cand = [rep(fx.latency_record(8, 2.5), "latency_us.avg", [3.0, 2.0, 2.5], 2),
+                rep(fx.latency_record(64, 2.0), "latency_us.avg", [2.0, 2.5, 2.0], 0),
+                rep(fx.latency_record(512, 4.0), "latency_us.avg", [4.0, 4.0, 4.0], 0)]
+        paths = fx.write_all(self.dir, {"a.json": fx.document("latency", "mpi", base),
+                                        "b.json": fx.document("latency", "mpi", cand)})
+        (c,) = self.compare(paths["a.json"], paths["b.json"])
+        rows = {r["bytes"]: r for r in c["rows"]}
+        self.assertEqual(rows[8]["baseline_range"], [1.5, 2.5])
+        self.assertEqual(rows[8]["candidate_range"], [2.0, 3.0])
+        self.assertEqual([(b, rows[b]["slower"], rows[b]["within_noise"]) for b in (8, 64, 512)],
+                         [(8, True, True), (64, True, False), (512, False, None)])
+        self.assertTrue(c["noise_known"])
+        self.assertEqual(c["within_noise_sizes"], [8])
+        self.assertEqual(c["repeat"], {"baseline": 3, "candidate": 3})
+        with open(self.path("out.md")) as f:
+            md = f.read()
+        self.assertIn("| 8 | 2 | 2.5 | 1.250 | SLOWER | 1.5–2.5 | 2–3 | ~ |", md)
+        self.assertIn("| 64 | 1 | 2 | 2.000 | SLOWER | 1–1.25 | 2–2.5 |  |", md)
+        self.assertIn("| 512 | 4 | 4 | 1.000 |  | n/a | 4–4 | n/a |", md)
+        self.assertIn("within noise at 1 of 3 (8)", md)
+        self.assertIn("| 1 of 3 |", md)  # the overview's Within noise column
+
+    def test_repeat_ranges_of_rates_follow_the_pass_times(self):
+        rep = fx.with_repeat
+        # bandwidth = k / time: 100 MB/s at 10 us, passes 8..20 us -> 50..125 MB/s.
+        base = [rep(fx.bandwidth_record(1024, 100.0), "bandwidth_MBps", [10.0, 20.0, 8.0], 0)]
+        cand = [rep(fx.bandwidth_record(1024, 160.0), "bandwidth_MBps", [5.0, 4.0, 6.0], 0)]
+        paths = fx.write_all(self.dir, {"a.json": fx.document("bw", "mpi", base),
+                                        "b.json": fx.document("bw", "mpi", cand)})
+        (c,) = self.compare(paths["a.json"], paths["b.json"], "--metric", "bandwidth")
+        (row,) = c["rows"]
+        self.assertEqual(row["baseline_range"], [50.0, 125.0])
+        self.assertEqual(row["candidate_range"], [800.0 / 6.0, 200.0])
+        self.assertIs(row["within_noise"], False)
+        # busbw and algbw follow latency_us.avg's passes inversely; latency directly.
+        def mk(avg, passes):
+            return rep(fx.coll_record(4096, avg), "latency_us.avg", passes, 0)
+
+        paths = fx.write_all(self.dir, {
+            "m.json": fx.document("allreduce", "mpi", [mk(4.0, [4.0, 2.0, 8.0])]),
+            "e.json": fx.document("allreduce", "engine", [mk(2.0, [2.0, 1.0, 2.5])],
+                                  library="collbench engine 0.1.0")})
+        comps = self.compare(paths["m.json"], paths["e.json"], "--metric", "latency,busbw")
+        by = {c["metric"]: c["rows"][0] for c in comps}
+        self.assertEqual(by["latency"]["baseline_range"], [2.0, 8.0])
+        self.assertEqual(by["latency"]["candidate_range"], [1.0, 2.5])
+        self.assertIs(by["latency"]["within_noise"], True)
+        busbw = fx.coll_record(4096, 4.0)["busbw_GBps"]
+        lo, hi = by["busbw"]["baseline_range"]
+        self.assertAlmostEqual(lo, busbw / 2, places=12)  # slowest pass: twice the time
+        self.assertAlmostEqual(hi, busbw * 2, places=12)
+        self.assertIs(by["busbw"]["within_noise"], True)
+
+    def test_without_repeat_data_the_report_says_so(self):
+        paths = fx.write_all(self.dir, {
+            "a.json": fx.document("latency", "mpi", [fx.latency_record(8, 1.0)]),
+            "b.json": fx.document("latency", "mpi", [fx.with_repeat(
+                fx.latency_record(8, 1.0), "latency_us.avg", [1.0, 1.0, 1.0], 0)])})
+        (c,) = self.compare(paths["a.json"], paths["b.json"])
+        self.assertFalse(c["noise_known"])
+        self.assertIsNone(c["rows"][0]["within_noise"])
+        self.assertEqual(c["repeat"], {"baseline": None, "candidate": 3})
+        with open(self.path("out.md")) as f:
+            md = f.read()
+        self.assertIn("No repeat data in the baseline (run with --repeat N)", md)
+        self.assertIn("| 8 | 1 | 1 | 1.000 |  |\n", md)  # no noise columns
+        self.assertIn("| n/a |\n", md)  # the overview's Within noise column
+        # a figure that is not the metric's (cb_replay's step time) gives no range
+        rec = fx.with_repeat(fx.latency_record(8, 1.0), "step_us.avg", [1.0, 2.0, 3.0], 0)
+        paths = fx.write_all(self.dir, {"a.json": fx.document("latency", "mpi", [rec]),
+                                        "b.json": fx.document("latency", "mpi", [rec])})
+        (c,) = self.compare(paths["a.json"], paths["b.json"])
+        self.assertFalse(c["noise_known"])
+        with open(self.path("out.md")) as f:
+            self.assertIn("No repeat data for latency", f.read())
+
     def test_bad_input_is_one_line_and_exit_2(self):
         good = fx.write_all(self.dir, {"ok.json": fx.document(
             "latency", "mpi", [fx.latency_record(8, 1.0)])})["ok.json"]

@@ -20,5 +20,20 @@ extern const Algorithm kAlltoallPairwise;
 extern const Algorithm kAlltoallBruck;
 extern const Algorithm kAlltoallLinear;
 extern const Algorithm kAlltoallShm;
+extern const Algorithm kAllgatherRing;
+extern const Algorithm kAllgatherRecursiveDoubling;
+extern const Algorithm kAllgatherBruck;
+extern const Algorithm kAllgatherShm;
+extern const Algorithm kReduceScatterRing;
+extern const Algorithm kReduceScatterRecursiveHalving;
+extern const Algorithm kReduceScatterPairwise;
+extern const Algorithm kReduceScatterShm;
+extern const Algorithm kReduceBinomial;
+extern const Algorithm kReduceRabenseifner;
+extern const Algorithm kReduceShm;
+extern const Algorithm kBarrierDissemination;
+extern const Algorithm kBarrierShm;
+extern const Algorithm kAlltoallvPairwise;
+extern const Algorithm kAlltoallvShm;
 
 }  // namespace cb::engine

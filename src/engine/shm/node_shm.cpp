@@ -1,15 +1,16 @@
 #include "engine/shm/node_shm.hpp"
 
 #include <fcntl.h>
-#include <signal.h>
 #include <sys/mman.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <new>
+#include <random>
 
 #include "core/mpi_check.hpp"
 
@@ -26,13 +27,56 @@ std::string errno_text() {
   return std::strerror(errno);
 }
 
+// Names of segments created and not yet unlinked, readable from a signal handler: fixed
+// slots, each claimed with an atomic state (0 free, 1 being filled, 2 holds a name).
+struct PendingName {
+  std::atomic<int> state{0};
+  char name[64];
+};
+PendingName pending_names[8];
+
+int remember_name(const char* name) {
+  for (int i = 0; i < 8; ++i) {
+    int expected = 0;
+    if (pending_names[i].state.compare_exchange_strong(expected, 1)) {
+      std::snprintf(pending_names[i].name, sizeof pending_names[i].name, "%s", name);
+      pending_names[i].state.store(2, std::memory_order_release);
+      return i;
+    }
+  }
+  return -1;  // more than 8 at once: only a signal during setup would leave it behind
+}
+
+void unlink_name(const char* name, int remembered) {
+  shm_unlink(name);
+  if (remembered >= 0) pending_names[remembered].state.store(0, std::memory_order_release);
+}
+
 }  // namespace
+
+void unlink_unattached_segments() noexcept {
+  for (auto& p : pending_names)
+    if (p.state.load(std::memory_order_acquire) == 2) shm_unlink(p.name);
+}
 
 struct NodeShm::Header {
   uint64_t magic;
   int32_t pid;
+  std::atomic<uint32_t> lost;  // set by the first peer that found the owner dead
+  pthread_mutex_t lifeline;    // robust, process-shared: held by the owner while attached
   OpSlot slots[kOpSlots];
 };
+
+PeerLost::PeerLost(int rank_, pid_t pid_)
+    : RuntimeError("rank " + std::to_string(rank_) + " (pid " + std::to_string(pid_) +
+                   ") exited while this rank waited for it in shared memory"),
+      rank(rank_),
+      pid(pid_) {}
+
+std::string PeerLost::in(const std::string& where) const {
+  return "rank " + std::to_string(rank) + " (pid " + std::to_string(pid) +
+         ") exited while this rank waited in " + where;
+}
 
 NodeShm::NodeShm(MPI_Comm node, std::vector<int> members, size_t heap_bytes, size_t staging_bytes)
     : members_(std::move(members)),
@@ -45,13 +89,24 @@ NodeShm::NodeShm(MPI_Comm node, std::vector<int> members, size_t heap_bytes, siz
   heap_offset_ = round_up(staging + staging_bytes_);
   const size_t total = heap_offset_ + round_up(heap_bytes_);
 
-  // Create, size and map this rank's segment, and lay out its control structures.
+  // Create, size and map this rank's segment, and lay out its control structures. The
+  // name carries a random part besides the PID: jobs in other PID namespaces (containers
+  // sharing /dev/shm) or a crashed job's leftover may hold the same PID; on a clash
+  // (EEXIST) another random name is tried, and a name that is not ours is never touched.
   static std::atomic<int> instance{0};
+  const int this_instance = instance++;
+  std::random_device entropy;
   char name[64];
-  std::snprintf(name, sizeof name, "/collbench.%d.%d", static_cast<int>(getpid()), instance++);
+  int fd = -1;
+  for (int attempt = 0; attempt < 16 && fd < 0; ++attempt) {
+    std::snprintf(name, sizeof name, "/collbench.%d.%d.%08x", static_cast<int>(getpid()),
+                  this_instance, static_cast<unsigned>(entropy()));
+    fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600);
+    if (fd < 0 && errno != EEXIST) break;
+  }
+  const int remembered = fd >= 0 ? remember_name(name) : -1;
   std::string failure;
   void* mine = MAP_FAILED;
-  const int fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600);
   if (fd < 0) {
     failure = std::string("shm_open(") + name + "): " + errno_text();
   } else {
@@ -65,13 +120,21 @@ NodeShm::NodeShm(MPI_Comm node, std::vector<int> members, size_t heap_bytes, siz
   CB_MPI(MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, node));
   if (!all_ok) {
     if (mine != MAP_FAILED) munmap(mine, total);
-    if (fd >= 0) shm_unlink(name);
+    if (fd >= 0) unlink_name(name, remembered);
     throw RuntimeError("shared memory unavailable: " +
                        (failure.empty() ? "failed on another local rank" : failure));
   }
   auto* base = static_cast<std::byte*>(mine);
   auto* h = new (base) Header{};
   h->pid = static_cast<int32_t>(getpid());
+  pthread_mutexattr_t attr;
+  pthread_mutexattr_init(&attr);
+  pthread_mutexattr_setpshared(&attr, PTHREAD_PROCESS_SHARED);
+  pthread_mutexattr_setrobust(&attr, PTHREAD_MUTEX_ROBUST);
+  pthread_mutex_init(&h->lifeline, &attr);
+  pthread_mutexattr_destroy(&attr);
+  holds_lifeline_ = pthread_mutex_lock(&h->lifeline) == 0;  // before any peer can look
+  owner_ = pthread_self();
   for (int s = 0; s < n; ++s)
     new (base + channels + static_cast<size_t>(s) * sizeof(Channel)) Channel{};
   h->magic = kMagic;
@@ -96,8 +159,9 @@ NodeShm::NodeShm(MPI_Comm node, std::vector<int> members, size_t heap_bytes, siz
   }
   ok = failure.empty();
   CB_MPI(MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, node));
-  shm_unlink(name);  // all attached (or giving up): nothing stays in /dev/shm
+  unlink_name(name, remembered);  // all attached (or giving up): nothing stays in /dev/shm
   if (!all_ok) {
+    if (holds_lifeline_) pthread_mutex_unlock(&h->lifeline);
     for (auto& seg : segments_)
       if (seg.base) munmap(seg.base, seg.size);
     segments_.clear();
@@ -108,8 +172,19 @@ NodeShm::NodeShm(MPI_Comm node, std::vector<int> members, size_t heap_bytes, siz
 }
 
 NodeShm::~NodeShm() {
-  for (auto& seg : segments_)
-    if (seg.base) munmap(seg.base, seg.size);
+  // The lifeline sits on its owner thread's robust list until unlocked; unmapped while
+  // still there, glibc would follow a dangling link. Another thread cannot unlock it:
+  // then this segment stays mapped (the process is ending anyway).
+  bool keep_mine = false;
+  if (holds_lifeline_ && !segments_.empty()) {
+    if (pthread_equal(owner_, pthread_self()))
+      pthread_mutex_unlock(&header(local_rank_).lifeline);
+    else
+      keep_mine = true;
+  }
+  for (size_t r = 0; r < segments_.size(); ++r)
+    if (segments_[r].base && !(keep_mine && static_cast<int>(r) == local_rank_))
+      munmap(segments_[r].base, segments_[r].size);
 }
 
 int NodeShm::local_of(int comm_rank) const {
@@ -224,20 +299,37 @@ void NodeShm::read(void* dst, const BufferRef& src, size_t offset, size_t bytes)
   }
 }
 
-void NodeShm::check_peers(uint64_t& polls) const {
-  if (++polls % 16384) return;
-  using Clock = std::chrono::steady_clock;
-  static thread_local Clock::time_point last = Clock::now();
-  const auto now = Clock::now();
-  if (now - last < std::chrono::milliseconds(100)) return;
-  last = now;
-  for (int r = 0; r < local_size(); ++r) {
-    if (r == local_rank_) continue;
-    if (kill(pid(r), 0) != 0 && errno == ESRCH)
-      throw RuntimeError("rank " + std::to_string(members_[static_cast<size_t>(r)]) + " (pid " +
-                         std::to_string(pid(r)) +
-                         ", same node) exited while this rank waited for it");
+bool NodeShm::alive(int local) const {
+  if (local == local_rank_) return true;
+  Header& h = header(local);
+  if (h.lost.load(std::memory_order_acquire)) return false;
+  switch (pthread_mutex_trylock(&h.lifeline)) {
+    case EBUSY:  // held: the owner lives
+      return true;
+    case 0:  // released: the owner detached normally (it waits for nobody any more)
+      pthread_mutex_unlock(&h.lifeline);
+      return true;
+    case EOWNERDEAD:  // the kernel released it for a dead owner; now held by this rank
+      h.lost.store(1, std::memory_order_release);  // for the other local ranks
+      // Unlocked without pthread_mutex_consistent: it stays unrecoverable for everyone,
+      // and leaves this thread's robust list (its segment may be unmapped later).
+      pthread_mutex_unlock(&h.lifeline);
+      return false;
+    case ENOTRECOVERABLE:
+      return false;
+    default:
+      return true;
   }
+}
+
+void NodeShm::check_peers_now() const {
+  using Clock = std::chrono::steady_clock;
+  static thread_local Clock::time_point last{};
+  const auto now = Clock::now();
+  if (now - last < std::chrono::milliseconds(50)) return;
+  last = now;
+  for (int r = 0; r < local_size(); ++r)
+    if (!alive(r)) throw PeerLost(members_[static_cast<size_t>(r)], pid(r));
 }
 
 }  // namespace cb::engine

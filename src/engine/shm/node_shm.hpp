@@ -8,9 +8,15 @@
 //
 // Synchronisation is C++ atomics in shared memory (lock-free 64-bit atomics are address
 // free), acquire/release, with monotonic counters that are never reset.
+//
+// Liveness: each rank holds a robust process-shared mutex in its own segment for as long
+// as it is attached. When it dies (SIGKILL included) the kernel marks the mutex
+// owner-dead, so a peer waiting on it finds out without help from the launcher (which may
+// not kill the job: srun --kill-on-bad-exit=0), with no PID to reuse or look up.
 #pragma once
 
 #include <mpi.h>
+#include <pthread.h>
 #include <sys/types.h>
 
 #include <atomic>
@@ -22,7 +28,23 @@
 #include <string>
 #include <vector>
 
+#include "core/errors.hpp"
+
 namespace cb::engine {
+
+// A local rank exited (killed, crashed) while this rank waited for it in shared memory.
+struct PeerLost : RuntimeError {
+  PeerLost(int rank, pid_t pid);
+  // "rank R (pid P) exited while this rank waited in <where>"
+  std::string in(const std::string& where) const;
+  int rank;  // communicator rank
+  pid_t pid;
+};
+
+// Unlinks the segments of this process that are created but not yet unlinked (between
+// shm_open and the moment every local rank has attached). Async-signal-safe: for a
+// signal handler that ends the process during setup.
+void unlink_unattached_segments() noexcept;
 
 struct alignas(64) Counter {
   std::atomic<uint64_t> value{0};
@@ -114,9 +136,14 @@ class NodeShm {
   void read(void* dst, const BufferRef& src, size_t offset, size_t bytes) const;
   pid_t pid(int local) const;
 
-  // Called while waiting on peers: every ~100 ms checks that they are still alive and
-  // throws RuntimeError naming the one that is not, instead of waiting forever.
-  void check_peers(uint64_t& polls) const;
+  // Called on every unsuccessful poll while waiting on peers; `polls` counts them. Every
+  // 64 polls it reads the clock (yield-mode polls can take milliseconds each), and at
+  // most every 50 ms checks that every local peer is still alive, throwing PeerLost
+  // naming one that is not, instead of waiting forever.
+  void check_peers(uint64_t& polls) const {
+    if (++polls % kPollsPerCheck == 0) check_peers_now();
+  }
+  bool alive(int local) const;  // false once `local`'s process has exited
 
  private:
   struct Segment {
@@ -125,6 +152,8 @@ class NodeShm {
   };
   struct Header;
   Header& header(int local) const;
+  void check_peers_now() const;
+  static constexpr uint64_t kPollsPerCheck = 64;
 
   int local_rank_ = 0;
   std::vector<int> members_;
@@ -133,6 +162,8 @@ class NodeShm {
   std::mutex heap_mu_;
   std::map<size_t, size_t> free_;  // offset -> bytes, in this rank's heap
   std::map<size_t, size_t> used_;
+  bool holds_lifeline_ = false;  // this rank's own robust mutex, locked by `owner_`
+  pthread_t owner_{};
 };
 
 }  // namespace cb::engine

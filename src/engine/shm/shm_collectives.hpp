@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "engine/schedule.hpp"
+#include "core/vcounts.hpp"
 #include "engine/shm/node_shm.hpp"
 
 namespace cb::engine {
@@ -18,8 +19,10 @@ enum class ShmReduceMode {
 
 // out = reduction of every local rank's `in` (in may equal out), pipelined in chunks of
 // CB_SHM_CHUNK_BYTES (256 KiB) that stay in cache.
+// ToLeader gathers the result on local rank `root` (0 unless given).
 std::unique_ptr<Pollable> shm_reduce(NodeShm& shm, uint64_t op, const void* in, void* out,
-                                     size_t count, Dtype dt, Op rop, ShmReduceMode mode);
+                                     size_t count, Dtype dt, Op rop, ShmReduceMode mode,
+                                     int root = 0);
 
 // Every local rank receives `bytes` of local rank `root`'s buffer, copied straight from it
 // (or through the root's staging slots when it is not in shared memory).
@@ -29,6 +32,25 @@ std::unique_ptr<Pollable> shm_bcast(NodeShm& shm, uint64_t op, void* buf, size_t
 // straight from the others' buffers. in == out is allowed (in place).
 std::unique_ptr<Pollable> shm_alltoall(NodeShm& shm, uint64_t op, const void* in, void* out,
                                        size_t block_bytes);
+
+// Every local rank's `block_bytes` of `in` land in block i (i = its local rank) of every
+// rank's `out`, copied straight from it. In place: in is block `me` of out.
+std::unique_ptr<Pollable> shm_allgather(NodeShm& shm, uint64_t op, const void* in, void* out,
+                                        size_t block_bytes);
+
+// out (count elements) = block `me` of the reduction of every local rank's `in` (count x
+// ranks elements), read in place. in == out is MPI's in place (the result replaces block 0).
+std::unique_ptr<Pollable> shm_reduce_scatter(NodeShm& shm, uint64_t op, const void* in, void* out,
+                                             size_t count, Dtype dt, Op rop);
+
+// Alltoallv: rank i's block for rank j (counts(i, j) elements of `width` bytes, at the
+// matrix's offsets; matrix ranks are communicator ranks, shm.members()) goes to rank j,
+// which copies it straight from rank i's `in`.
+std::unique_ptr<Pollable> shm_alltoallv(NodeShm& shm, uint64_t op, const void* in, void* out,
+                                        const CountMatrix& counts, size_t width);
+
+// Barrier: every local rank has arrived (one counter each, no data).
+std::unique_ptr<Pollable> shm_barrier(NodeShm& shm, uint64_t op);
 
 size_t shm_chunk_bytes();  // CB_SHM_CHUNK_BYTES
 

@@ -24,7 +24,7 @@ namespace {
 class ShmReduce final : public Pollable {
  public:
   ShmReduce(NodeShm& shm, uint64_t op, const void* in, void* out, size_t count, Dtype dt, Op rop,
-            ShmReduceMode mode)
+            ShmReduceMode mode, int root)
       : shm_(shm),
         sync_(shm, op),
         in_(in),
@@ -33,6 +33,7 @@ class ShmReduce final : public Pollable {
         dt_(dt),
         op_(rop),
         mode_(mode),
+        root_(root),
         w_(dtype_size(dt)) {
     // Four slots per rank (2 inputs, 2 results) must fit in its staging space.
     chunk_ = std::max<size_t>(1, std::min(shm_chunk_bytes(), shm.staging_bytes() / 4) / w_);
@@ -144,7 +145,7 @@ class ShmReduce final : public Pollable {
   bool gather() {
     const int me = sync_.me(), n = sync_.size();
     const bool gathers =
-        mode_ == ShmReduceMode::Scatter || (mode_ == ShmReduceMode::ToLeader && me == 0);
+        mode_ == ShmReduceMode::Scatter || (mode_ == ShmReduceMode::ToLeader && me == root_);
     if (gathers) {
       if (!sync_.all_reached(&OpSlot::reduced, c_ + 1)) return false;
       for (int k = 1; k < n; ++k) {
@@ -172,6 +173,7 @@ class ShmReduce final : public Pollable {
   Dtype dt_;
   Op op_;
   ShmReduceMode mode_;
+  int root_;
   size_t w_, chunk_ = 1, chunks_ = 0, c_ = 0;
   Phase phase_ = Phase::Publish;
 };
@@ -179,8 +181,9 @@ class ShmReduce final : public Pollable {
 }  // namespace
 
 std::unique_ptr<Pollable> shm_reduce(NodeShm& shm, uint64_t op, const void* in, void* out,
-                                     size_t count, Dtype dt, Op rop, ShmReduceMode mode) {
-  return std::make_unique<ShmReduce>(shm, op, in, out, count, dt, rop, mode);
+                                     size_t count, Dtype dt, Op rop, ShmReduceMode mode,
+                                     int root) {
+  return std::make_unique<ShmReduce>(shm, op, in, out, count, dt, rop, mode, root);
 }
 
 }  // namespace cb::engine

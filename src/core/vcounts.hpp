@@ -1,0 +1,67 @@
+// Per-peer element counts of a collective whose blocks differ in size (alltoallv): a
+// matrix generated from a pattern and a seed, so that every rank builds the same one
+// without communicating. Every rank sends the same number of elements in all
+// (mean x nranks, the "tokens" it holds); the pattern decides how they are spread over the
+// receivers, so a skewed pattern loads some receivers (MoE experts) far more than others.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace cb {
+
+struct CountsPattern {
+  enum class Kind : uint8_t { Uniform, Zipf, Random };
+  Kind kind = Kind::Uniform;
+  double skew = 0;    // Zipf exponent s (zipf:S)
+  uint64_t seed = 1;  // zipf:S,SEED and random:SEED
+
+  std::string str() const;  // "uniform", "zipf:1.2,7", "random:7" (parses back)
+};
+
+// "uniform", "zipf:S[,SEED]" (S >= 0, SEED default 1), "random[:SEED]". Throws UsageError
+// naming --counts and the value otherwise.
+CountsPattern parse_counts_pattern(std::string_view text);
+
+class CountMatrix {
+ public:
+  // `mean` elements per (sender, receiver) pair on average; row sums are mean x nranks.
+  //  uniform: every pair `mean`;
+  //  zipf:S: receiver popularity follows Zipf's law with exponent S (the receiver ranked k
+  //    gets a share proportional to 1 / k^S); the ranking is a permutation drawn from SEED,
+  //    the same for every sender (hot experts are hot for all tokens);
+  //  random:SEED: each sender spreads its elements with weights uniform in [0, 1).
+  // Shares are rounded by largest remainder, so every row sums exactly.
+  CountMatrix(const CountsPattern& pattern, size_t mean, int nranks);
+
+  int nranks() const { return n_; }
+  size_t mean() const { return mean_; }
+  const CountsPattern& pattern() const { return pattern_; }
+  // Elements rank `from` sends to rank `to`.
+  size_t count(int from, int to) const { return counts_[at(from, to)]; }
+  // Where that block starts (elements): in `from`'s send buffer and in `to`'s receive
+  // buffer. Blocks lie packed in rank order in both.
+  size_t send_offset(int from, int to) const { return send_off_[at(from, to)]; }
+  size_t recv_offset(int to, int from) const { return recv_off_[at(to, from)]; }
+  size_t send_total(int rank) const { return send_tot_[static_cast<size_t>(rank)]; }
+  size_t recv_total(int rank) const { return recv_tot_[static_cast<size_t>(rank)]; }
+  size_t max_send_total() const { return max_send_; }
+  size_t max_recv_total() const { return max_recv_; }
+  // The largest receive total over the mean (1: balanced; the hot expert's load factor).
+  double imbalance() const;
+
+ private:
+  size_t at(int a, int b) const {
+    return static_cast<size_t>(a) * static_cast<size_t>(n_) + static_cast<size_t>(b);
+  }
+  CountsPattern pattern_;
+  int n_;
+  size_t mean_;
+  std::vector<size_t> counts_, send_off_, recv_off_, send_tot_, recv_tot_;
+  size_t max_send_ = 0, max_recv_ = 0;
+};
+
+}  // namespace cb
