@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstdio>
 #include <numeric>
+#include <stdexcept>
+#include <utility>
 
 #include "core/errors.hpp"
 
@@ -18,9 +20,6 @@ uint64_t splitmix(uint64_t x) {
   return x ^ (x >> 31);
 }
 
-double unit(uint64_t seed, uint64_t a, uint64_t b) {  // uniform in [0, 1)
-  return static_cast<double>(splitmix(splitmix(seed * 0x100000001B3ull + a) + b) >> 11) * 0x1p-53;
-}
 
 [[noreturn]] void bad(std::string_view text, const std::string& why) {
   throw UsageError("--counts: invalid value '" + std::string(text) + "' (" + why +
@@ -60,6 +59,10 @@ std::vector<size_t> apportion(size_t total, const std::vector<double>& weights) 
 }
 
 }  // namespace
+
+double seeded_unit(uint64_t seed, uint64_t a, uint64_t b) {
+  return static_cast<double>(splitmix(splitmix(seed * 0x100000001B3ull + a) + b) >> 11) * 0x1p-53;
+}
 
 std::string CountsPattern::str() const {
   switch (kind) {
@@ -117,7 +120,7 @@ CountMatrix::CountMatrix(const CountsPattern& pattern, size_t mean, int nranks)
     std::vector<size_t> order(n);
     std::iota(order.begin(), order.end(), size_t{0});
     for (size_t i = n - 1; i > 0; --i)
-      std::swap(order[i], order[static_cast<size_t>(unit(pattern.seed, 0, i) * double(i + 1))]);
+      std::swap(order[i], order[static_cast<size_t>(seeded_unit(pattern.seed, 0, i) * double(i + 1))]);
     std::vector<double> w(n);
     for (size_t k = 0; k < n; ++k) w[order[k]] = 1.0 / std::pow(double(k + 1), pattern.skew);
     const std::vector<size_t> parts = apportion(row, w);
@@ -126,12 +129,41 @@ CountMatrix::CountMatrix(const CountsPattern& pattern, size_t mean, int nranks)
   } else if (pattern.kind == CountsPattern::Kind::Random && n > 1) {
     for (size_t from = 0; from < n; ++from) {
       std::vector<double> w(n);
-      for (size_t to = 0; to < n; ++to) w[to] = unit(pattern.seed, from + 1, to);
+      for (size_t to = 0; to < n; ++to) w[to] = seeded_unit(pattern.seed, from + 1, to);
       if (std::accumulate(w.begin(), w.end(), 0.0) <= 0) w.assign(n, 1.0);
       const std::vector<size_t> parts = apportion(row, w);
       std::copy(parts.begin(), parts.end(), counts_.begin() + static_cast<ptrdiff_t>(from * n));
     }
   }
+  index();
+}
+
+CountMatrix::CountMatrix(std::vector<size_t> counts, int nranks)
+    : n_(nranks), counts_(std::move(counts)) {
+  const auto n = static_cast<size_t>(std::max(nranks, 0));
+  if (nranks < 1 || counts_.size() != n * n)
+    throw std::invalid_argument("a count matrix of " + std::to_string(nranks) + " ranks needs " +
+                                std::to_string(n * n) + " counts, not " +
+                                std::to_string(counts_.size()));
+  pattern_ = {};
+  mean_ = std::accumulate(counts_.begin(), counts_.end(), size_t{0}) / (n * n);
+  index();
+}
+
+CountMatrix CountMatrix::transposed() const {
+  const auto n = static_cast<size_t>(n_);
+  std::vector<size_t> t(n * n);
+  for (int a = 0; a < n_; ++a)
+    for (int b = 0; b < n_; ++b) t[at(b, a)] = count(a, b);
+  CountMatrix m(std::move(t), n_);
+  m.pattern_ = pattern_;
+  m.mean_ = mean_;
+  return m;
+}
+
+void CountMatrix::index() {
+  const auto n = static_cast<size_t>(n_);
+  const int nranks = n_;
   send_off_.assign(n * n, 0);
   recv_off_.assign(n * n, 0);
   send_tot_.assign(n, 0);
@@ -149,7 +181,9 @@ CountMatrix::CountMatrix(const CountsPattern& pattern, size_t mean, int nranks)
 }
 
 double CountMatrix::imbalance() const {
-  const double avg = static_cast<double>(mean_) * n_;
+  const double avg = static_cast<double>(std::accumulate(recv_tot_.begin(), recv_tot_.end(),
+                                                         size_t{0})) /
+                     n_;
   return avg > 0 ? static_cast<double>(max_recv_) / avg : 1.0;
 }
 

@@ -26,6 +26,9 @@ struct CountsPattern {
 // naming --counts and the value otherwise.
 CountsPattern parse_counts_pattern(std::string_view text);
 
+// A number in [0, 1) from a seed and two indices: the same on every rank, no state.
+double seeded_unit(uint64_t seed, uint64_t a, uint64_t b);
+
 class CountMatrix {
  public:
   // `mean` elements per (sender, receiver) pair on average; row sums are mean x nranks.
@@ -36,6 +39,14 @@ class CountMatrix {
   //  random:SEED: each sender spreads its elements with weights uniform in [0, 1).
   // Shares are rounded by largest remainder, so every row sums exactly.
   CountMatrix(const CountsPattern& pattern, size_t mean, int nranks);
+  // Explicit counts, row-major (`counts[from * nranks + to]`), e.g. tokens routed to experts;
+  // mean() is the average per pair, rounded down. Throws std::invalid_argument when the
+  // size is not nranks^2.
+  CountMatrix(std::vector<size_t> counts, int nranks);
+
+  // The reverse exchange: count(from, to) of the result is count(to, from) here (a MoE
+  // layer's combine returns what its dispatch sent).
+  CountMatrix transposed() const;
 
   int nranks() const { return n_; }
   size_t mean() const { return mean_; }
@@ -50,10 +61,11 @@ class CountMatrix {
   size_t recv_total(int rank) const { return recv_tot_[static_cast<size_t>(rank)]; }
   size_t max_send_total() const { return max_send_; }
   size_t max_recv_total() const { return max_recv_; }
-  // The largest receive total over the mean (1: balanced; the hot expert's load factor).
+  // The largest receive total over the average one (1: balanced; the hot expert's load).
   double imbalance() const;
 
  private:
+  void index();  // offsets and totals from counts_
   size_t at(int a, int b) const {
     return static_cast<size_t>(a) * static_cast<size_t>(n_) + static_cast<size_t>(b);
   }

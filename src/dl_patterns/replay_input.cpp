@@ -25,6 +25,7 @@ std::string plural(size_t n, const std::string& word) {
 std::string known_models() {
   std::string list;
   for (const std::string& name : model_names()) list += (list.empty() ? "" : ", ") + name;
+  for (const std::string& name : moe_model_names()) list += ", " + name + " (MoE)";
   return list;
 }
 
@@ -37,11 +38,12 @@ std::string origin(const ReplayInput& in, const Options& o, const ReplayMessage&
          std::string(to_string(m.dtype)) + ")";
 }
 
-bool replayable(Coll c) {  // the collectives every backend implements (and -c can check)
-  const CollSpec* spec = find_coll_spec(c);
-  // Not yet: barrier (no size) and alltoallv (a trace gives no count matrix).
+// The collectives every backend implements (and -c can check). Not barrier (no size), and
+// alltoallv only with its count matrix (MoE models; a trace gives none).
+bool replayable(const ReplayMessage& m) {
+  const CollSpec* spec = find_coll_spec(m.coll);
   return spec && spec->backends == kAllBackends && spec->check && spec->sized &&
-         !spec->varying_counts;
+         (!spec->varying_counts || m.counts);
 }
 
 // --steps N: the CSV count table split into its N training steps (split_steps()).
@@ -118,9 +120,28 @@ std::string parallel_line(const ReplayInput& in) {
   return line;
 }
 
+// A MoE --model: its layers' token exchanges (plan_moe()); --fusion and --parallel do not
+// apply (no gradient allreduce is replayed: the experts are not replicated).
+void load_moe(ReplayInput& in, const Options& o, const MoeModel& model, int nranks, int rank) {
+  if (in.parallel.mode != Parallel::Ddp || in.fusion.policy != FusionPolicy::None)
+    throw UsageError("--model " + model.name +
+                     ": a MoE layer stack replays its expert-parallel token exchanges; --fusion "
+                     "and --parallel apply to the dense models' gradients");
+  in.moe = {&model, o.tokens > 0 ? static_cast<size_t>(o.tokens) : model.default_tokens,
+            o.counts};
+  try {
+    in.plan = plan_moe(in.moe, o.dtype, in.compute, nranks, rank);
+    in.input_line = "# Model: " + model.name + ": " + describe(in.moe, nranks);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError("--model " + model.name + ": " + e.what());
+  }
+  in.name = model.name;
+  in.source = "model:" + model.name;
+}
+
 }  // namespace
 
-ReplayInput load_replay_input(const Options& o, int nranks) {
+ReplayInput load_replay_input(const Options& o, int nranks, int rank) {
   ReplayInput in;
   in.steps = static_cast<size_t>(std::max(o.steps, 1));
   if (in.steps > 1 && !o.model.empty())
@@ -148,6 +169,20 @@ ReplayInput load_replay_input(const Options& o, int nranks) {
       throw UsageError("--fusion " + o.fusion + " applies to --parallel ddp; " + o.parallel +
                        " groups gradients itself (units or buckets)");
   }
+  if (!o.model.empty())
+    if (const MoeModel* moe = find_moe_model(o.model)) {
+      if (in.steps > 1) throw UsageError("--steps applies to a CSV count table");
+      load_moe(in, o, *moe, nranks, rank);
+      return in;
+    }
+  if (o.counts.kind != CountsPattern::Kind::Uniform || o.tokens > 0)
+    throw UsageError("--counts and --tokens apply to the MoE models (" +
+                     [] {
+                       std::string l;
+                       for (const auto& n : moe_model_names()) l += (l.empty() ? "" : ", ") + n;
+                       return l;
+                     }() +
+                     ")");
   try {
     if (!o.model.empty()) {
       const Model* model = find_model(o.model);
@@ -194,7 +229,9 @@ std::vector<std::string> describe_plan(const ReplayInput& in) {
   std::vector<std::string> lines;
   if (in.parallel.mode != Parallel::Ddp) lines.push_back(parallel_line(in));
   const std::string grouping =
-      in.parallel.mode == Parallel::Ddp
+      in.moe.model ? "# Exchanges: per MoE layer, forward dispatch and combine, backward the "
+                     "combine's gradient then the dispatch's (alltoallv, counts from the router)"
+      : in.parallel.mode == Parallel::Ddp
           ? "# Fusion: " + describe(in.fusion)
           : "# Fusion: none; " + describe(in.parallel) +
                 (in.parallel.mode == Parallel::Fsdp ? " groups by unit" : " groups by bucket");
@@ -211,7 +248,8 @@ std::vector<std::string> describe_plan(const ReplayInput& in) {
   char compute[160];
   std::snprintf(compute, sizeof compute, "# Compute: %s: %.1f us of emulated %s compute per step%s",
                 describe(in.compute).c_str(), p.compute_us() / static_cast<double>(in.steps),
-                in.parallel.mode == Parallel::Fsdp ? "forward and backward" : "backward",
+                in.parallel.mode == Parallel::Fsdp || in.moe.model ? "forward and backward"
+                                                                   : "backward",
                 in.steps > 1 ? " on average" : "");
   std::string line = compute;
   if (p.idle_us() > 0)
@@ -225,7 +263,7 @@ std::vector<std::string> describe_plan(const ReplayInput& in) {
 BackendFit fit_to_backend(ReplayInput& in, const Backend& be, const Options& o, int nranks) {
   BackendFit fit;
   for (ReplayMessage& m : in.plan.messages) {
-    if (!replayable(m.coll)) {
+    if (!replayable(m)) {
       ++fit.skipped[std::string(to_string(m.coll))];
       continue;
     }
@@ -244,7 +282,7 @@ BackendFit fit_to_backend(ReplayInput& in, const Backend& be, const Options& o, 
     throw UsageError(origin(in, o, m) + ": " + field + "the " + be.name() +
                      " backend cannot run it: " + why);
   }
-  drop_messages(in.plan, [](const ReplayMessage& m) { return !replayable(m.coll); });
+  drop_messages(in.plan, [](const ReplayMessage& m) { return !replayable(m); });
   if (in.plan.messages.empty())
     throw UsageError((o.model.empty() ? o.trace : o.model) +
                      ": nothing to replay: collbench replays allreduce, bcast and alltoall");

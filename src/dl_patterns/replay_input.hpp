@@ -9,6 +9,7 @@
 
 #include "backends/backend.hpp"
 #include "dl_patterns/fusion.hpp"
+#include "dl_patterns/moe.hpp"
 #include "dl_patterns/parallel.hpp"
 #include "dl_patterns/replay_plan.hpp"
 #include "harness/options.hpp"
@@ -19,6 +20,7 @@ struct ReplayInput {
   ReplayPlan plan;
   FusionConfig fusion;
   ParallelConfig parallel;  // --parallel (a trace: ddp)
+  MoeConfig moe;            // a MoE --model (moe.model set): expert-parallel token exchanges
   ComputeSpec compute;
   std::string name;        // model or trace name
   std::string source;      // "model:resnet50", the trace's source
@@ -37,8 +39,9 @@ inline constexpr const char* kStepSplitRule =
 // Throws UsageError for an unknown model (listing the known ones), a bad --fusion or
 // --compute spec, a missing or malformed trace, or --steps on anything but a CSV count table
 // (or more steps than its largest count).
-// `nranks` sizes the shards of --parallel zero1, zero2 and fsdp.
-ReplayInput load_replay_input(const Options& o, int nranks = 1);
+// `nranks` sizes the shards of --parallel zero1, zero2 and fsdp and places MoE experts;
+// `rank` is whose compute a MoE plan holds (ranks with hot experts compute longer).
+ReplayInput load_replay_input(const Options& o, int nranks = 1, int rank = 0);
 
 // "# Parallel: ..." (sharded modes), "# Fusion: ..." and "# Compute: ..." header lines for
 // the plan as it stands.

@@ -292,6 +292,7 @@ Trace to_trace(const ReplayPlan& plan, std::string name, std::string source) {
 BufferElements buffer_elements(const ReplayMessage& m, int nranks) {
   const CollSpec* spec = find_coll_spec(m.coll);
   if (!spec) return {};
+  if (m.counts) return {m.counts->max_send_total(), m.counts->max_recv_total()};
   return {replayed_in_place(m.coll) ? 0 : spec->send_elements(m.count, nranks),
           spec->recv_elements(m.count, nranks)};
 }

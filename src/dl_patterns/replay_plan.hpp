@@ -7,12 +7,14 @@
 
 #include <cstddef>
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
 #include "core/types.hpp"
+#include "core/vcounts.hpp"
 #include "dl_patterns/fusion.hpp"
 #include "dl_patterns/models.hpp"
 #include "dl_patterns/trace.hpp"
@@ -55,6 +57,9 @@ struct ReplayMessage {
   size_t members = 1;   // trace ops or tensors fused into it
   double ready_us = 0;  // on the compute clock; launches are in non-decreasing ready order
   int segment = 0;      // trace step: every message of a segment completes before the next
+  // Alltoallv (MoE token exchanges): elements each rank sends each rank; `count` is the mean
+  // per peer of rank 0's row. Shared: the combine and backward exchanges reuse a matrix.
+  std::shared_ptr<const CountMatrix> counts;
 
   size_t bytes() const { return count * dtype_size(dtype); }
 };
@@ -132,7 +137,8 @@ void drop_messages(ReplayPlan& plan, const std::function<bool(const ReplayMessag
 Trace to_trace(const ReplayPlan& plan, std::string name, std::string source);
 
 // Elements of the send and receive buffers of a message over `nranks` ranks. Allreduce
-// runs in place (send 0), as DDP and Horovod do; bcast has one buffer.
+// runs in place (send 0), as DDP and Horovod do; bcast has one buffer; an alltoallv holds
+// the largest send and receive totals of any rank (the same buffer plan on every rank).
 struct BufferElements {
   size_t send = 0, recv = 0;
 };

@@ -41,7 +41,10 @@ class ReplayRunner final : public Runner {
 
   void prepare() override {
     const Options& o = rc_.opt;
-    in_ = load_replay_input(o, rc_.ctl.size());
+    in_ = load_replay_input(o, rc_.ctl.size(), rc_.ctl.rank());
+    if (!o.export_trace.empty() && in_.moe.model)
+      throw UsageError("--export-trace: a trace op has no count matrix, so " + in_.name +
+                       "'s alltoallv exchanges cannot be written as one");
     if (!o.export_trace.empty()) {  // write the plan and replay nothing
       if (rc_.ctl.is_root()) {
         Trace t = to_trace(in_.plan, in_.name,
@@ -85,8 +88,9 @@ class ReplayRunner final : public Runner {
     lines.push_back(
         "# Step: barrier; each message started non-blocking once ready (allreduce in place, " +
         std::to_string(kMaxInFlight) + " in flight at most, counted from the oldest); " +
-        (in_.plan.dependencies ? std::string("compute waits for the allgather of its unit; ")
-                               : std::string()) +
+        (in_.moe.model            ? std::string("each exchange waits for the one before; ")
+         : in_.plan.dependencies ? std::string("compute waits for the allgather of its unit; ")
+                                 : std::string()) +
         "wait for all at the end. Exposed = Step - Compute; Overlap = 1 - Exposed / Pure Comm.");
     if (in_.steps > 1) {
       const size_t n = in_.steps;
@@ -325,6 +329,18 @@ class ReplayRunner final : public Runner {
     } else {
       j["model"] = in_.name;
       j["dtype"] = to_string(rc_.opt.dtype);
+    }
+    if (const MoeModel* m = in_.moe.model) {
+      nlohmann::json layers = nlohmann::json::array();
+      for (const ReplayMessage& msg : in_.plan.messages)
+        if (msg.name.rfind("moe.fwd_dispatch", 0) == 0)
+          layers.push_back({{"max_recv_elements", msg.counts->max_recv_total()},
+                            {"imbalance", msg.counts->imbalance()}});
+      j["moe"] = {{"layers", m->layers},     {"hidden", m->hidden},
+                  {"experts", m->experts},   {"top_k", m->top_k},
+                  {"tokens", in_.moe.tokens}, {"router", in_.moe.router.str()},
+                  {"expert_placement", "expert e on rank e % nranks"},
+                  {"per_layer", layers}};
     }
     j["segments"] = in_.plan.segments;
     return j;

@@ -18,6 +18,7 @@ CollArgs message_args(const ReplayMessage& m, Mem mem, const std::string& algo) 
   a.dtype = m.dtype;
   a.op = m.op;
   a.root = m.root;
+  a.counts = m.counts.get();
   a.in_place = replayed_in_place(m.coll);
   a.send.mem = a.recv.mem = mem;
   if (m.coll == Coll::Allreduce) a.algo = algo;
@@ -154,8 +155,8 @@ long long StepRunner::validate() {
       const CollArgs& a = args_[k];
       const CollSpec& spec = *find_coll_spec(a.coll);
       const size_t width = dtype_size(a.dtype);
-      std::vector<std::byte> send(a.in_place ? 0 : spec.send_elements(a.count, n) * width);
-      std::vector<std::byte> recv(spec.recv_elements(a.count, n) * width);
+      std::vector<std::byte> send(spec.send_elements_of(a, n) * width);
+      std::vector<std::byte> recv(spec.recv_elements_of(a, n) * width);
       spec.fill(a, rank, n, send.data(), recv.data());
       if (!send.empty()) write_buffer(a.send, send);
       write_buffer(a.recv, recv);

@@ -132,7 +132,8 @@ void to_json(nlohmann::json& j, const Options& o) {
        {"compute", o.compute},
        {"parallel", o.parallel},
        {"export_trace", o.export_trace},
-       {"steps", o.steps}};
+       {"steps", o.steps},
+       {"tokens", o.tokens}};
 }
 
 ParseOutcome parse_options(const BenchDesc& desc, int argc, const char* const* argv) {
@@ -189,7 +190,9 @@ ParseOutcome parse_options(const BenchDesc& desc, int argc, const char* const* a
         ->expected(0, 2);
   } else if (desc.family == Family::Replay) {
     app.add_option("--trace", o.trace, "gradient trace: collbench JSON, PARAM basic JSON or CSV");
-    app.add_option("--model", o.model, "built-in model: resnet50, vgg16, bert-base, gpt2");
+    app.add_option("--model", o.model,
+                   "built-in model: resnet50, vgg16, bert-base, gpt2, or the MoE layers of "
+                   "mixtral-8x7b or switch-base-8");
     app.add_option("--fusion", o.fusion, "grouping: none, horovod[:MB], ddp[:MB]");
     app.add_option("--compute", o.compute, "emulated backward compute: none, trace, us-per-mb:X");
     app.add_option("--parallel", o.parallel,
@@ -197,6 +200,10 @@ ParseOutcome parse_options(const BenchDesc& desc, int argc, const char* const* a
     app.add_option("--export-trace", o.export_trace, "write the (model) trace as collbench JSON");
     app.add_option("--steps", o.steps,
                    "training steps a CSV count table covers: each replay step replays one");
+    app.add_option("--counts", counts,
+                   "MoE models: router expert popularity: uniform, zipf:S[,SEED] or "
+                   "random[:SEED]");
+    app.add_option("--tokens", o.tokens, "MoE models: tokens per rank per step");
     app.add_option("-M,--mem-limit", mem_limit, "memory limit per process for buffers");
     app.add_option("--algo", o.algo, "engine algorithm by name");
     app.add_flag("--progress-thread", o.progress_thread,
@@ -326,6 +333,8 @@ ParseOutcome parse_options(const BenchDesc& desc, int argc, const char* const* a
   if (desc.family == Family::Replay && o.trace.empty() == o.model.empty())
     throw UsageError("give exactly one of --trace FILE or --model NAME");
   if (o.steps < 1) throw UsageError("--steps must be at least 1");
+  if (desc.family == Family::Replay && given("--tokens") && (o.tokens < 1 || o.tokens > (1 << 24)))
+    throw UsageError("--tokens must be from 1 to 16777216 (tokens per rank per step)");
   return out;
 }
 

@@ -66,6 +66,7 @@ struct Options {
   std::string parallel = "ddp";  // --parallel ddp|zero1[:E]|zero2[:E]|fsdp (with --model)
   std::string export_trace;      // --export-trace FILE
   int steps = 1;                 // --steps N: training steps a CSV count table covers
+  long long tokens = 0;          // --tokens N: MoE models, tokens per rank (0: the model's)
 
   int iterations_for(size_t bytes) const {
     return bytes > large_threshold ? iterations_large : iterations;

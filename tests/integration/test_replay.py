@@ -107,6 +107,39 @@ def replay_parallel_modes(env):
 
 
 @case
+def replay_moe_token_exchanges(env):
+    """MoE layers: 4 alltoallv per layer, validated on both backends; the router's skew shows
+    as imbalance in the JSON; every rank sends top_k x tokens x hidden elements per dispatch."""
+    tokens, hidden = 32, 4096
+    imbalance = {}
+    for backend in ("mpi", "engine"):
+        for router in ("uniform", "zipf:2,5"):
+            r, res, doc = replay(env, ["--model", "mixtral-8x7b", "--tokens", str(tokens),
+                                       "--counts", router, "--backend", backend, "-c", *FAST])
+            what = f"{backend} {router}"
+            moe = res["input"]["moe"]
+            check(moe["layers"] == 32 and moe["top_k"] == 2 and moe["tokens"] == tokens and
+                  moe["router"].startswith(router.split(",")[0]), f"{what}: {moe}")
+            check(len(moe["per_layer"]) == 32, f"{what}: per-layer imbalance")
+            check(res["validation"]["passed"], f"{what}: validation {res['validation']}")
+            check_record(res)
+            colls = {m["coll"] for m in res["messages"]}
+            check(colls == {"alltoallv"} and res["message_count"] == 128, f"{what}: {colls}")
+            # The mean per peer of each exchange: top-2 of 32 tokens of 4096 fp32 over 2 ranks.
+            check(all(m["bytes"] == tokens * 2 * hidden * 4 // 2 for m in res["messages"]),
+                  f"{what}: message bytes")
+            check("# Model: mixtral-8x7b: " in r.out and "each exchange waits" in r.out, r.out)
+            imbalance[router] = max(layer["imbalance"] for layer in moe["per_layer"])
+    check(imbalance["zipf:2,5"] > imbalance["uniform"], f"zipf loads one rank more: {imbalance}")
+    # Compute by tokens held: the rank with the hot experts computes longer; three ranks.
+    r, res, _ = replay(env, ["--model", "switch-base-8", "--tokens", "64", "--counts",
+                             "zipf:1.5", "--compute", "us-per-mb:200", "--backend", "engine",
+                             "-c", "-i", "1", "-x", "0"], np=3, timeout=120)
+    check(res["validation"]["passed"] and res["planned_compute_us"] > 0, f"switch: {res}")
+    check(res["message_count"] == 4 * 12, "switch-base-8: 12 sparse layers")
+
+
+@case
 def replay_vgg16_validated(env):
     _, res, doc = replay(env, ["--model", "vgg16", "--fusion", "ddp", "--backend", "engine",
                                "-c", "-i", "1", "-x", "0"], timeout=200)
@@ -264,7 +297,14 @@ def replay_three_ranks_yield(env):
 
 
 REPLAY_BAD_INPUT = [
-    (["--model", "resnet"], "unknown model 'resnet' (known: resnet50, vgg16, bert-base, gpt2)"),
+    (["--model", "resnet"], "unknown model 'resnet' (known: resnet50, vgg16, bert-base, gpt2, "
+                            "mixtral-8x7b (MoE), switch-base-8 (MoE))"),
+    (["--model", "gpt2", "--counts", "zipf:1"], "--counts and --tokens apply to the MoE models"),
+    (["--model", "gpt2", "--tokens", "8"], "--counts and --tokens apply to the MoE models"),
+    (["--model", "mixtral-8x7b", "--tokens", "0"], "--tokens must be from 1"),
+    (["--model", "mixtral-8x7b", "--counts", "zipf:x"], "--counts: invalid value 'zipf:x'"),
+    (["--model", "mixtral-8x7b", "--fusion", "ddp"], "--fusion and --parallel apply to the dense"),
+    (["--model", "mixtral-8x7b", "--export-trace", "x.json"], "has no count matrix"),
     (["--model", "gpt2", "--fusion", "nccl"], "--fusion: unknown fusion policy"),
     (["--model", "gpt2", "--fusion", "ddp:-1"], "--fusion"),
     (["--model", "gpt2", "--compute", "fast"], "--compute: unknown compute \"fast\""),
