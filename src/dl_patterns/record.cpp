@@ -118,6 +118,10 @@ std::optional<TraceOp> describe(const Call& c) {
   TraceOp op;
   op.coll = c.coll;
   op.name = c.function;
+  if (c.coll == Coll::Barrier) {  // no data, no size
+    PMPI_Comm_size(c.comm, &op.comm_size);
+    return op;
+  }
   int type_size = 0;
   PMPI_Type_size(c.type, &type_size);
   const std::optional<Dtype> dtype = dtype_of(c.type);
@@ -244,6 +248,73 @@ CB_EXPORT int MPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sen
                   [&] {
                     return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount,
                                           recvtype, comm);
+                  });
+}
+
+CB_EXPORT int MPI_Iallgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                             void* recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                             MPI_Request* request) {
+  const bool in_place = sendbuf == MPI_IN_PLACE;
+  return recorded({"MPI_Iallgather", Coll::Allgather, in_place ? recvcount : sendcount,
+                   in_place ? recvtype : sendtype, comm},
+                  [&] {
+                    return PMPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                           recvtype, comm, request);
+                  });
+}
+
+CB_EXPORT int MPI_Ireduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type,
+                          MPI_Op op, int root, MPI_Comm comm, MPI_Request* request) {
+  return recorded({"MPI_Ireduce", Coll::Reduce, count, type, comm, op, root}, [&] {
+    return PMPI_Ireduce(sendbuf, recvbuf, count, type, op, root, comm, request);
+  });
+}
+
+// Reduce_scatter_block: the count is each rank's share (recvcount), as collbench's.
+CB_EXPORT int MPI_Reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount,
+                                       MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
+  return recorded(
+      {"MPI_Reduce_scatter_block", Coll::ReduceScatter, recvcount, type, comm, op},
+      [&] { return PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, type, op, comm); });
+}
+
+CB_EXPORT int MPI_Ireduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount,
+                                        MPI_Datatype type, MPI_Op op, MPI_Comm comm,
+                                        MPI_Request* request) {
+  return recorded({"MPI_Ireduce_scatter_block", Coll::ReduceScatter, recvcount, type, comm, op},
+                  [&] {
+                    return PMPI_Ireduce_scatter_block(sendbuf, recvbuf, recvcount, type, op, comm,
+                                                      request);
+                  });
+}
+
+CB_EXPORT int MPI_Barrier(MPI_Comm comm) {
+  return recorded({"MPI_Barrier", Coll::Barrier, 0, MPI_DATATYPE_NULL, comm},
+                  [&] { return PMPI_Barrier(comm); });
+}
+
+CB_EXPORT int MPI_Ibarrier(MPI_Comm comm, MPI_Request* request) {
+  return recorded({"MPI_Ibarrier", Coll::Barrier, 0, MPI_DATATYPE_NULL, comm},
+                  [&] { return PMPI_Ibarrier(comm, request); });
+}
+
+// Alltoallv: a trace op has no per-peer counts (each rank knows only its own row), so it is
+// recorded as an alltoall of this rank's mean per-peer count, as PARAM's all_to_allv imports.
+CB_EXPORT int MPI_Alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                            MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+                            const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm) {
+  const bool in_place = sendbuf == MPI_IN_PLACE;
+  int n = 0;
+  PMPI_Comm_size(comm, &n);
+  const int* counts = in_place ? recvcounts : sendcounts;
+  long long total = 0;
+  for (int i = 0; i < n; ++i) total += counts[i];
+  const int mean = n > 0 ? static_cast<int>(total / n) : 0;
+  return recorded({"MPI_Alltoallv (recorded as alltoall of its mean per-peer count)",
+                   Coll::Alltoall, mean, in_place ? recvtype : sendtype, comm},
+                  [&] {
+                    return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                                          recvcounts, rdispls, recvtype, comm);
                   });
 }
 

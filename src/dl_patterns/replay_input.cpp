@@ -38,11 +38,11 @@ std::string origin(const ReplayInput& in, const Options& o, const ReplayMessage&
          std::string(to_string(m.dtype)) + ")";
 }
 
-// The collectives every backend implements (and -c can check). Not barrier (no size), and
-// alltoallv only with its count matrix (MoE models; a trace gives none).
+// The collectives every backend implements (and -c can check); alltoallv only with its
+// count matrix (MoE models; a trace gives none). Barrier replays without buffers.
 bool replayable(const ReplayMessage& m) {
   const CollSpec* spec = find_coll_spec(m.coll);
-  return spec && spec->backends == kAllBackends && spec->check && spec->sized &&
+  return spec && spec->backends == kAllBackends && spec->check &&
          (!spec->varying_counts || m.counts);
 }
 
@@ -285,7 +285,8 @@ BackendFit fit_to_backend(ReplayInput& in, const Backend& be, const Options& o, 
   drop_messages(in.plan, [](const ReplayMessage& m) { return !replayable(m); });
   if (in.plan.messages.empty())
     throw UsageError((o.model.empty() ? o.trace : o.model) +
-                     ": nothing to replay: collbench replays allreduce, bcast and alltoall");
+                     ": nothing to replay: a trace's alltoallv ops have no count matrix (the "
+                     "MoE models generate theirs)");
   for (const TraceOp& op : in.trace.ops)
     fit.other_comm_sizes += op.comm_size > 0 && op.comm_size != nranks;
 

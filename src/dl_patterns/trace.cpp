@@ -24,7 +24,7 @@ constexpr std::string_view kOpFields[] = {"coll",      "bytes",    "count",     
                                           "op",        "root",     "name",        "compute_us",
                                           "iteration", "start_us", "duration_us", "comm_size"};
 constexpr std::string_view kCollChoices =
-    "allreduce, bcast, alltoall, allgather, reduce_scatter, reduce";
+    "allreduce, bcast, alltoall, allgather, reduce_scatter, reduce, barrier, alltoallv";
 
 
 // Unknown fields are rejected so that a typo ("cout") is not silently ignored.
@@ -105,7 +105,14 @@ TraceOp parse_op_record(const json& rec, const std::string& where, int world_siz
   reject_unknown_fields(rec, kOpFields, where);
   TraceOp op;
   op.coll = coll_field(rec, where);
-  read_size(rec, where, op);
+  if (op.coll != Coll::Barrier) {
+    read_size(rec, where, op);
+  } else {  // no data: a size, if given, must say so
+    for (const char* field : {"count", "bytes"})
+      if (rec.contains(field) && !(rec[field].is_number_unsigned() && rec[field].get<uint64_t>() == 0))
+        field_error(where, field, "a barrier moves no data: omit it or give 0 (got " +
+                                      shown(rec[field]) + ")");
+  }
   if (rec.contains("op")) {
     if (!coll_reduces(op.coll))
       field_error(where, "op", "only allreduce, reduce and reduce_scatter reduce");
@@ -138,8 +145,10 @@ template <typename Json>
 Json op_to(const TraceOp& op, bool with_iteration) {
   Json j;
   j["coll"] = std::string(to_string(op.coll));
-  j["count"] = op.count;
-  j["dtype"] = std::string(to_string(op.dtype));
+  if (op.coll != Coll::Barrier) {  // a barrier has no size
+    j["count"] = op.count;
+    j["dtype"] = std::string(to_string(op.dtype));
+  }
   if (coll_reduces(op.coll) && op.op != Op::Sum) j["op"] = std::string(to_string(op.op));
   if (coll_is_rooted(op.coll)) j["root"] = op.root;
   if (!op.name.empty()) j["name"] = op.name;

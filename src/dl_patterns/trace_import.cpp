@@ -64,7 +64,7 @@ uint64_t csv_positive(std::string_view text, std::string_view field, const std::
 // How a PARAM collective name maps onto a trace op; which size field holds our count.
 struct ParamColl {
   std::string_view key;      // lower case, letters only, as PARAM's paramToCommName compares
-  std::optional<Coll> coll;  // nullopt: a record without data (wait, barrier, init): skipped
+  std::optional<Coll> coll;  // nullopt: a record that is no collective (wait, init): skipped
   enum class Count { In, Out, InPerPeer } count = Count::In;
 };
 
@@ -81,7 +81,7 @@ constexpr ParamColl kParamColls[] = {
     {"alltoallv", Coll::Alltoall, ParamColl::Count::InPerPeer},
     {"alltoallbase", Coll::Alltoall, ParamColl::Count::InPerPeer},
     {"wait", std::nullopt},
-    {"barrier", std::nullopt},
+    {"barrier", Coll::Barrier},  // no size
     {"init", std::nullopt},
 };
 
@@ -230,11 +230,18 @@ Trace import_param_basic(const json& records, const std::string& origin) {
       field_error(where, "comms",
                   "unsupported collective \"" + comms +
                       "\" (all_reduce, broadcast, reduce, all_gather, "
-                      "reduce_scatter, all_to_all[v]; wait/barrier/init skipped)");
+                      "reduce_scatter, all_to_all[v], barrier; wait/init skipped)");
     if (!kind->coll) continue;
 
     TraceOp op;
     op.coll = *kind->coll;
+    if (op.coll == Coll::Barrier) {  // no data: no size or dtype to read
+      op.name = marker_name(rec);
+      if (t.ops.size() == kMaxTraceOps)
+        fail(where, "more than " + std::to_string(kMaxTraceOps) + " operations");
+      t.ops.push_back(std::move(op));
+      continue;
+    }
     op.dtype = param_dtype(rec, where);
     if (rec.contains("world_size") && !rec.at("world_size").is_null()) {
       const int ws = small_nonnegative_integer(rec, "world_size", where);
@@ -290,9 +297,11 @@ json to_param_basic(const Trace& trace) {
 
     json rec;
     rec["comms"] = std::string(param_coll_name(op.coll));
-    rec["in_msg_size"] = in;
-    rec["out_msg_size"] = out;
-    rec["dtype"] = std::string(param_dtype_name(op.dtype));
+    if (op.coll != Coll::Barrier) {
+      rec["in_msg_size"] = in;
+      rec["out_msg_size"] = out;
+      rec["dtype"] = std::string(param_dtype_name(op.dtype));
+    }
     if (ws > 0) rec["world_size"] = ws;
     if (op.coll == Coll::Bcast || op.coll == Coll::Reduce) rec["root"] = op.root;
     if (!op.name.empty()) rec["markers"] = json::array({op.name});

@@ -71,6 +71,18 @@ int main(int argc, char** argv) {
 
   check(MPI_Allreduce(f.data(), g.data(), 0, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD), "12");  // no data
 
+  check(MPI_Barrier(MPI_COMM_WORLD), "13");
+  std::vector<float> rsb(8 * n, 1.0f), rsr(8);
+  check(MPI_Reduce_scatter_block(rsb.data(), rsr.data(), 8, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD),
+        "14");
+  check(MPI_Iallgather(gs.data(), 5, MPI_INT, gr.data(), 5, MPI_INT, MPI_COMM_WORLD, &req), "15");
+  MPI_Wait(&req, MPI_STATUS_IGNORE);
+  std::vector<int> vs(7 * n, 1), vr(7 * n), vc(n, 7), vd(n);
+  for (int i = 0; i < size; ++i) vd[size_t(i)] = 7 * i;
+  check(MPI_Alltoallv(vs.data(), vc.data(), vd.data(), MPI_INT, vr.data(), vc.data(), vd.data(),
+                      MPI_INT, MPI_COMM_WORLD),
+        "16");
+
   MPI_Finalize();
   return 0;
 }

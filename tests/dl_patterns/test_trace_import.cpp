@@ -85,7 +85,7 @@ TEST(ImportParam, MapsCollectivesSizesAndDtypes) {
   const Trace t = load_trace(data_path("param_basic.json"));
   EXPECT_EQ(t.name, "param_basic");
   EXPECT_EQ(t.world_size, 4);
-  ASSERT_EQ(t.ops.size(), 6u);  // init, gemm, wait and barrier are skipped
+  ASSERT_EQ(t.ops.size(), 7u);  // init, gemm and wait are skipped
   EXPECT_EQ(t.ops[0], (TraceOp{Coll::Allreduce, 1000, Dtype::Float, Op::Sum, 0, "bucket 0", 0, 0}));
   EXPECT_EQ(t.ops[1], (TraceOp{Coll::Bcast, 16, Dtype::Int64, Op::Sum, 2, "", 0, 0}));
   EXPECT_EQ(t.ops[2],
@@ -94,7 +94,9 @@ TEST(ImportParam, MapsCollectivesSizesAndDtypes) {
             (TraceOp{Coll::Allgather, 256, Dtype::Half, Op::Sum, 0, "", 0, 0}));  // sent per rank
   EXPECT_EQ(t.ops[4],
             (TraceOp{Coll::ReduceScatter, 256, Dtype::Double, Op::Sum, 0, "", 0, 0}));  // received
-  EXPECT_EQ(t.ops[5], (TraceOp{Coll::Alltoall, 2, Dtype::Char, Op::Sum, 0, "", 0,
+  EXPECT_EQ(t.ops[5].coll, Coll::Barrier);  // no size
+  EXPECT_EQ(t.ops[5].count, 0u);
+  EXPECT_EQ(t.ops[6], (TraceOp{Coll::Alltoall, 2, Dtype::Char, Op::Sum, 0, "", 0,
                                0}));  // v: mean, rounded down
 }
 

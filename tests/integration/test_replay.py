@@ -326,12 +326,16 @@ def replay_bad_input(env):
     with open(bad, "w") as f:
         json.dump({"schema": "collbench.trace/1",
                    "ops": [{"coll": "allreduce", "count": 8}, {"coll": "allreduce", "cout": 8}]}, f)
-    only_barrier = env.path("barrier.json")  # not replayed (yet): no size
-    with open(only_barrier, "w") as f:
+    only_alltoallv = env.path("alltoallv.json")  # a trace op has no count matrix: skipped
+    with open(only_alltoallv, "w") as f:
+        json.dump({"schema": "collbench.trace/1", "ops": [{"coll": "alltoallv", "count": 8}]}, f)
+    sized_barrier = env.path("barrier.json")
+    with open(sized_barrier, "w") as f:
         json.dump({"schema": "collbench.trace/1", "ops": [{"coll": "barrier", "count": 8}]}, f)
     cases = REPLAY_BAD_INPUT + [
         (["--trace", bad], f'{bad}: ops[1]: field "cout": unknown field'),
-        (["--trace", only_barrier], "nothing to replay"),
+        (["--trace", only_alltoallv], "nothing to replay"),
+        (["--trace", sized_barrier], 'field "count": a barrier moves no data'),
         (["--model", "gpt2", "--export-trace", "/nonexistent/x.json"], "--export-trace"),
         (["--trace", bad, "--parallel", "zero1"], "--parallel zero1 applies to --model"),
     ]
@@ -381,6 +385,11 @@ RECORDED = [
     dict(coll="allreduce", count=3, dtype="int64", name="MPI_Allreduce", comm_size=1),
     dict(coll="allreduce", count=4, dtype="int32",
          name="MPI_Allreduce (op other than sum/prod/max/min: replayed as sum)"),
+    dict(coll="barrier", name="MPI_Barrier"),
+    dict(coll="reduce_scatter", count=8, dtype="float", name="MPI_Reduce_scatter_block"),
+    dict(coll="allgather", count=5, dtype="int32", name="MPI_Iallgather"),
+    dict(coll="alltoall", count=7, dtype="int32",
+         name="MPI_Alltoallv (recorded as alltoall of its mean per-peer count)"),
 ]
 
 
@@ -415,8 +424,10 @@ def replay_recorder_round_trip(env):
     for backend in ("mpi", "engine"):
         r, res, _ = replay(env, ["--trace", env.path("rec.rank0.json"), "--compute", "trace",
                                  "--backend", backend, "-c", *FAST])
-        skipped = res["skipped_ops"]  # allgather replays; reduce where it is replayable
-        check("allgather" not in skipped and set(skipped) <= {"reduce"}, f"{skipped}")
-        check(res["message_count"] + sum(skipped.values()) == 11 and
+        skipped = res["skipped_ops"]  # every recorded collective replays
+        check(not skipped, f"{backend}: skipped {skipped}")
+        colls = {m["coll"] for m in res["messages"]}
+        check({"barrier", "reduce_scatter", "reduce", "allgather"} <= colls, f"{colls}")
+        check(res["message_count"] == len(RECORDED) and
               res["validation"]["passed"], f"{backend}: {res}")
         check("recorded on communicators of another size" in r.out, "comm_size noted")
