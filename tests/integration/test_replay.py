@@ -140,6 +140,25 @@ def replay_moe_token_exchanges(env):
 
 
 @case
+def replay_param_half_buckets_and_barrier(env):
+    """A PARAM trace of fp16/bf16 buckets, a reduce_scatter and a barrier replays validated
+    on MPI (the half user op) and the engine: nothing skipped."""
+    trace = env.path("param16.json")
+    recs = [dict(comms="all_reduce", in_msg_size=4096, out_msg_size=4096, dtype="Half"),
+            dict(comms="all_reduce", in_msg_size=1001, out_msg_size=1001, dtype="BFloat16"),
+            dict(comms="reduce_scatter", in_msg_size=2048, out_msg_size=1024, dtype="Half"),
+            dict(comms="barrier")]
+    with open(trace, "w") as f:
+        json.dump([dict(r, world_size=2) for r in recs], f)
+    for backend in ("mpi", "engine"):
+        _, res, _ = replay(env, ["--trace", trace, "--backend", backend, "-c", *FAST])
+        colls = [(m["coll"], m["bytes"]) for m in res["messages"]]
+        check(colls == [("allreduce", 8192), ("allreduce", 2002), ("reduce_scatter", 2048),
+                        ("barrier", 0)], f"{backend}: {colls}")
+        check(not res["skipped_ops"] and res["validation"]["passed"], f"{backend}: {res}")
+
+
+@case
 def replay_vgg16_validated(env):
     _, res, doc = replay(env, ["--model", "vgg16", "--fusion", "ddp", "--backend", "engine",
                                "-c", "-i", "1", "-x", "0"], timeout=200)
