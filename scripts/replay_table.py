@@ -39,6 +39,9 @@ def rows_from(paths, skip_invalid):
             # --parallel zero1|zero2|fsdp groups by itself: the mode takes the Fusion column.
             parallel = str(opts.get("parallel", "ddp"))
             fusion = str(opts.get("fusion", "none")) if parallel == "ddp" else parallel
+            moe = inp.get("moe") if isinstance(inp.get("moe"), dict) else None
+            if moe:  # MoE layers: the router and tokens take the Fusion column
+                fusion = f"moe {moe.get('router')} x{moe.get('tokens')}"
             key = (name, fusion, str(opts.get("compute", "none")))
             table.setdefault(key, {})[backend] = rec
             if backend not in backends:

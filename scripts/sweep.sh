@@ -102,5 +102,29 @@ if [ -x "$build/cb_replay" ]; then
   done
 fi
 
+# Sharded data parallelism (GPT-2 under FSDP and ZeRO-2) and a MoE layer stack (Mixtral's
+# 32 layers, 256 tokens per rank, bf16, uniform and Zipf-skewed routing), same backends.
+if [ -x "$build/cb_replay" ]; then
+  replay_runs=("gpt2 --parallel fsdp|gpt2-fsdp" "gpt2 --parallel zero2|gpt2-zero2"
+               "mixtral-8x7b --tokens 256 -T bf16|mixtral-uniform"
+               "mixtral-8x7b --tokens 256 -T bf16 --counts zipf:1.2|mixtral-zipf")
+  if [ "$quick" = "--quick" ]; then
+    replay_runs=("resnet50 --parallel fsdp|resnet50-fsdp"
+                 "switch-base-8 --tokens 64|switch-uniform")
+  fi
+  for spec in "${replay_runs[@]}"; do
+    read -r -a args <<< "${spec%|*}"
+    for compute in none trace; do
+      for backend in mpi engine; do  # host buffers: NCCL's device runs are in the GPU script
+        name="replay-${spec#*|}-$compute.$backend.host"
+        "$mpirun" -n 2 "$build/cb_replay" --backend "$backend" --model "${args[@]}" \
+          --compute "$compute" "${iters[@]}" "${repeat[@]}" -c \
+          -J "$out/$name.json" | tee "$out/$name.txt" ||
+          echo "sweep: cb_replay $backend ${spec%|*} $compute failed; continuing" >&2
+      done
+    done
+  done
+fi
+
 bash "$here/plots.sh" "$out" mpi || echo "sweep: plots/summary incomplete (see above)" >&2
 echo "sweep: results in $out"
