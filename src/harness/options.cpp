@@ -204,6 +204,8 @@ ParseOutcome parse_options(const BenchDesc& desc, int argc, const char* const* a
                    "MoE models: router expert popularity: uniform, zipf:S[,SEED] or "
                    "random[:SEED]");
     app.add_option("--tokens", o.tokens, "MoE models: tokens per rank per step");
+    app.add_option("-T,--dtype", dtype,
+                   "element type of --model's gradients or tokens: " + dtype_choices());
     app.add_option("-M,--mem-limit", mem_limit, "memory limit per process for buffers");
     app.add_option("--algo", o.algo, "engine algorithm by name");
     app.add_flag("--progress-thread", o.progress_thread,
