@@ -269,12 +269,13 @@ def disambiguate(series):
 
 
 def setup_key(doc):
-    """What must match for two runs to be comparable: benchmark, ranks, buffers, dtype, op."""
+    """What must match for two runs to be comparable: benchmark, ranks, buffers, dtype, op,
+    and alltoallv's count pattern (a Zipf-skewed run is not compared with a uniform one)."""
     opt = doc.get("options") if isinstance(doc.get("options"), dict) else {}
     env = doc.get("environment") if isinstance(doc.get("environment"), dict) else {}
     buffers = opt.get("buffers", opt.get("accelerator", ""))
     return (text(doc, "benchmark", "name"), env.get("nranks"), json.dumps(buffers),
-            opt.get("dtype", ""), opt.get("op", ""))
+            opt.get("dtype", ""), opt.get("op", ""), opt.get("counts", "uniform"))
 
 
 def format_size(n):

@@ -34,7 +34,8 @@ LAYERS = [
     ("engine",   ["engine"],   ["cb_reduce_host", "cb_engine"]),  # collective engine
     ("backends", ["backends"], ["cb_backends"]),          # Backend, Control, make_backend
     ("harness",  ["harness"],  ["cb_harness"]),           # options, stats, report, bench_main
-    ("top",      ["pt2pt", "collective", "dl_patterns", "info"], []),  # the benchmarks
+    # the benchmarks, and the engine preloaded into MPI programs
+    ("top",      ["pt2pt", "collective", "dl_patterns", "info", "preload"], []),
 ]
 ROOT_LAYER = "core"
 

@@ -1,0 +1,371 @@
+#include "preload/comm_engine.hpp"
+
+#include <sched.h>
+#include <unistd.h>
+
+#include <cctype>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <utility>
+#include <vector>
+
+#include "core/coll_spec.hpp"
+#include "core/errors.hpp"
+#include "core/mpi_check.hpp"
+#include "core/settings.hpp"
+#include "engine/algorithm.hpp"
+#include "engine/execution.hpp"
+#include "engine/select.hpp"
+#include "preload/guard.hpp"
+
+namespace cb::preload {
+
+const Settings& settings() {
+  static const Settings s = [] {
+    Settings out;
+    // A value the strict reader does not understand disables nothing silently: it is
+    // reported once and the default kept (an exception cannot leave a C entry point).
+    try {
+      out.enabled = setting_flag("CB_ENGINE", true);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "cb_engine_preload: %s (the engine stays on)\n", e.what());
+    }
+    try {
+      out.verbose = setting_flag("CB_PRELOAD_VERBOSE", false);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "cb_engine_preload: %s\n", e.what());
+    }
+    out.log = setting_text("CB_PRELOAD_LOG").value_or("");
+    const std::string wait = setting_text("CB_PRELOAD_WAIT").value_or("auto");
+    if (wait == "spin")
+      out.wait = 0;
+    else if (wait == "yield")
+      out.wait = 1;
+    else if (wait != "auto")
+      std::fprintf(stderr,
+                   "cb_engine_preload: CB_PRELOAD_WAIT=%s is not auto, spin or yield: auto\n",
+                   wait.c_str());
+    return out;
+  }();
+  return s;
+}
+
+namespace {
+
+const engine::TuningTable& tuning_table() {
+  static const engine::TuningTable table = engine::TuningTable::load_default();
+  return table;
+}
+
+// CB_<COLL>_ALGO, read once per collective (as the engine backend does).
+const std::string& env_algo(Coll coll) {
+  static const std::map<Coll, std::string> algos = [] {
+    std::map<Coll, std::string> out;
+    for (const CollSpec* spec : coll_specs()) {
+      std::string var = "CB_" + std::string(to_string(spec->coll)) + "_ALGO";
+      for (char& c : var) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+      const char* v = std::getenv(var.c_str());
+      out[spec->coll] = v ? v : "";
+    }
+    return out;
+  }();
+  static const std::string none;
+  const auto it = algos.find(coll);
+  return it == algos.end() ? none : it->second;
+}
+
+// Spin, or yield from the start when this node has more ranks of `comm` than cores.
+WaitMode wait_mode_for(MPI_Comm comm) {
+  if (settings().wait >= 0) return settings().wait ? WaitMode::Yield : WaitMode::Spin;
+  MPI_Comm local;
+  int local_size = 1;
+  if (PMPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local) == MPI_SUCCESS) {
+    PMPI_Comm_size(local, &local_size);
+    PMPI_Comm_free(&local);
+  }
+  const long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  return cores > 0 && local_size > cores ? WaitMode::Yield : WaitMode::Spin;
+}
+
+int build_schedule(engine::Schedule& s, const engine::Algorithm& algo, const CollArgs& args,
+                   const engine::Group& group, engine::Comm& comm) {
+  const int tag = comm.next_tag();
+  s.set_op(comm.operations());
+  s.set_mem(args.recv.mem);
+  s.set_group(&group);
+  algo.build(s, args, group);
+  s.set_group(nullptr);
+  return tag;
+}
+
+[[noreturn]] void fatal(const char* function, const std::string& what) {
+  int rank = 0;
+  PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  std::fprintf(stderr, "cb_engine_preload: rank %d: %s: engine error: %s; aborting\n", rank,
+               function, what.c_str());
+  std::fflush(stderr);
+  PMPI_Abort(MPI_COMM_WORLD, 1);
+  std::abort();
+}
+
+}  // namespace
+
+// One non-blocking operation: its own schedule and execution, and the generalized request
+// the application waits on. Owned by MPI (freed in free_fn once the request is freed).
+class NbOp {
+ public:
+  NbOp(std::shared_ptr<CommEngine> eng, const engine::Algorithm& algo, const CollArgs& a,
+       const char* function)
+      : eng_(std::move(eng)), function_(function) {
+    const int tag = build_schedule(sched_, algo, a, eng_->world_, eng_->comm_);
+    exec_ = std::make_unique<engine::Execution>(sched_, eng_->comm_, eng_->host_, tag);
+  }
+  bool advance() {
+    try {
+      return exec_->test();
+    } catch (const std::exception& e) {
+      fatal(function_, e.what());  // peers are inside the same operation: no way back
+    }
+  }
+  WaitMode wait_mode() const { return eng_->comm_.wait_mode(); }
+
+  MPI_Request greq = MPI_REQUEST_NULL;
+  bool done = false;
+
+ private:
+  std::shared_ptr<CommEngine> eng_;  // the communicator's engine outlives its operations
+  const char* function_;
+  engine::Schedule sched_;
+  std::unique_ptr<engine::Execution> exec_;  // after sched_: destroyed first
+};
+
+namespace {
+
+std::vector<NbOp*>& in_flight() {
+  static std::vector<NbOp*> ops;
+  return ops;
+}
+bool g_progressing = false;
+
+int query_fn(void*, MPI_Status* status) {
+  PMPI_Status_set_elements(status, MPI_BYTE, 0);
+  PMPI_Status_set_cancelled(status, 0);
+  status->MPI_SOURCE = MPI_UNDEFINED;
+  status->MPI_TAG = MPI_UNDEFINED;
+  return MPI_SUCCESS;
+}
+
+int free_fn(void* state) {
+  Guard g;
+  delete static_cast<NbOp*>(state);
+  return MPI_SUCCESS;
+}
+
+int cancel_fn(void*, int) {
+  return MPI_SUCCESS;  // a collective cannot be cancelled (MPI: erroneous)
+}
+
+// MPI_Wait and MPI_Test call this until the request is complete: every operation of this
+// process advances, not only this one (a peer may need another of ours to go on).
+int poll_fn(void* state, MPI_Status*) {
+  if (inside_engine()) return MPI_SUCCESS;  // called back from inside the engine
+  progress_all();
+  const NbOp* op = static_cast<NbOp*>(state);
+  if (!op->done && op->wait_mode() == WaitMode::Yield) sched_yield();
+  return MPI_SUCCESS;
+}
+
+// MPI_Waitall and friends call this with the requests' states.
+int wait_fn(int count, void** states, double, MPI_Status*) {
+  if (inside_engine()) return MPI_SUCCESS;
+  for (int i = 0; i < count; ++i) {
+    const NbOp* op = static_cast<NbOp*>(states[i]);
+    for (uint64_t polls = 0; !op->done;) {
+      progress_all();
+      if (!op->done) pause(++polls, op->wait_mode());
+    }
+  }
+  return MPI_SUCCESS;
+}
+
+// The attribute: the engine of one communicator, and the registry of every live one.
+struct Holder {
+  std::shared_ptr<CommEngine> engine;
+};
+int g_keyval = MPI_KEYVAL_INVALID;
+std::map<MPI_Comm, Holder*>& registry() {
+  static std::map<MPI_Comm, Holder*> r;
+  return r;
+}
+
+int delete_fn(MPI_Comm comm, int, void* value, void*) {
+  Guard g;
+  registry().erase(comm);
+  try {
+    delete static_cast<Holder*>(value);  // the engine goes with its last operation
+  } catch (...) {
+  }
+  return MPI_SUCCESS;
+}
+
+}  // namespace
+
+void pause(uint64_t polls, WaitMode mode) {
+  if (polls % 64 == 0) poke_mpi();
+  if (mode == WaitMode::Yield || polls >= 2000) sched_yield();
+}
+
+// MPI_Test of a generalized request that never completes (it has no poll function): MPICH
+// runs its whole progress engine for an incomplete request, its own non-blocking
+// collectives' schedules included (MPI_Iprobe may only poll the network).
+namespace {
+MPI_Request g_poke = MPI_REQUEST_NULL;
+}  // namespace
+
+void poke_mpi() {
+  Guard g;
+  if (g_poke == MPI_REQUEST_NULL &&
+      PMPI_Grequest_start(query_fn, [](void*) { return MPI_SUCCESS; }, cancel_fn, nullptr,
+                          &g_poke) != MPI_SUCCESS)
+    return;
+  int flag = 0;
+  PMPI_Test(&g_poke, &flag, MPI_STATUS_IGNORE);
+}
+
+bool progress_all() {
+  Guard g;
+  if (g_progressing) return !in_flight().empty();
+  g_progressing = true;
+  std::vector<NbOp*>& ops = in_flight();
+  for (size_t i = 0; i < ops.size();) {
+    NbOp* op = ops[i];
+    if (op->advance()) {
+      ops.erase(ops.begin() + static_cast<std::ptrdiff_t>(i));
+      op->done = true;
+      PMPI_Grequest_complete(op->greq);  // may free op (a freed request): not used after
+    } else {
+      ++i;
+    }
+  }
+  g_progressing = false;
+  return !ops.empty();
+}
+
+size_t operations_in_flight() {
+  Guard g;
+  return in_flight().size();
+}
+
+CommEngine::CommEngine(MPI_Comm comm)
+    : comm_(comm, wait_mode_for(comm)),
+      world_(comm_.rank(), comm_.size(), &comm_, comm_.node_count() == 1 ? comm_.shm() : nullptr) {
+  comm_.set_tuning(tuning_table().parameters());
+  for (const CollSpec* spec : coll_specs())
+    if (spec->runs_on(BackendKind::Engine))
+      pruned_[spec->coll] = tuning_table().prune(spec->coll, Mem::Host, comm_.size());
+}
+
+const engine::Algorithm* CommEngine::choose(const CollArgs& a, std::string* why) const {
+  const std::string& forced = env_algo(a.coll);
+  if (forced.empty()) {
+    const engine::Algorithm* algo = engine::select_algorithm(pruned_.at(a.coll), a, world_);
+    if (!algo && why)
+      *why = "no " + std::string(to_string(a.coll)) + " algorithm can run these arguments";
+    return algo;
+  }
+  const engine::Algorithm* algo = engine::find_algorithm(a.coll, forced);
+  if (!algo) {
+    if (why)
+      *why = "unknown " + std::string(to_string(a.coll)) + " algorithm '" + forced +
+             "' (the engine has: " + engine::algorithm_names(a.coll) + ")";
+    return nullptr;
+  }
+  if (algo->cannot_run) {
+    std::string reason = algo->cannot_run(a, world_);
+    if (!reason.empty()) {
+      if (why) *why = std::move(reason);
+      return nullptr;
+    }
+  }
+  return algo;
+}
+
+std::string CommEngine::refuses(const CollArgs& a) const {
+  std::string why;
+  return choose(a, &why) ? std::string() : why;
+}
+
+void CommEngine::run(const CollArgs& a) {
+  std::unique_ptr<engine::Execution> exec;
+  {
+    Guard g;
+    std::string why;
+    const engine::Algorithm* algo = choose(a, &why);
+    if (!algo) throw UsageError(why);
+    blocking_.reset();
+    const int tag = build_schedule(blocking_, *algo, a, world_, comm_);
+    exec = std::make_unique<engine::Execution>(blocking_, comm_, host_, tag);
+  }
+  for (uint64_t polls = 0;;) {
+    {
+      Guard g;
+      if (exec->test()) break;
+    }
+    if (!in_flight().empty()) progress_all();
+    pause(++polls, comm_.wait_mode());
+  }
+}
+
+void CommEngine::start(const CollArgs& a, const char* function, MPI_Request* request) {
+  Guard g;
+  std::string why;
+  const engine::Algorithm* algo = choose(a, &why);
+  if (!algo) throw UsageError(why);
+  started_nonblocking_ = true;
+  auto op = std::make_unique<NbOp>(shared_from_this(), *algo, a, function);
+  CB_MPI(PMPIX_Grequest_start(query_fn, free_fn, cancel_fn, poll_fn, wait_fn, op.get(), request));
+  NbOp* raw = op.release();  // MPI owns it now (free_fn)
+  raw->greq = *request;
+  in_flight().push_back(raw);
+  progress_all();  // the first round at once (small operations may finish here)
+}
+
+std::shared_ptr<CommEngine> engine_of(MPI_Comm comm) {
+  Guard g;
+  if (g_keyval == MPI_KEYVAL_INVALID)
+    CB_MPI(PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_fn, &g_keyval, nullptr));
+  void* value = nullptr;
+  int flag = 0;
+  CB_MPI(PMPI_Comm_get_attr(comm, g_keyval, &value, &flag));
+  if (flag) return static_cast<Holder*>(value)->engine;
+  auto holder = std::make_unique<Holder>();
+  holder->engine = std::make_shared<CommEngine>(comm);
+  CB_MPI(PMPI_Comm_set_attr(comm, g_keyval, holder.get()));
+  registry()[comm] = holder.get();
+  return holder.release()->engine;
+}
+
+std::shared_ptr<CommEngine> existing_engine(MPI_Comm comm) {
+  Guard g;
+  if (g_keyval == MPI_KEYVAL_INVALID || comm == MPI_COMM_NULL) return nullptr;
+  void* value = nullptr;
+  int flag = 0;
+  if (PMPI_Comm_get_attr(comm, g_keyval, &value, &flag) != MPI_SUCCESS || !flag) return nullptr;
+  return static_cast<Holder*>(value)->engine;
+}
+
+void free_all_engines() {
+  Guard g;
+  if (g_keyval == MPI_KEYVAL_INVALID) return;  // no engine, so no poke request either
+  std::vector<MPI_Comm> comms;
+  for (const auto& [comm, holder] : registry()) comms.push_back(comm);
+  for (MPI_Comm c : comms) PMPI_Comm_delete_attr(c, g_keyval);  // delete_fn frees
+  PMPI_Comm_free_keyval(&g_keyval);
+  if (g_poke != MPI_REQUEST_NULL) {
+    PMPI_Grequest_complete(g_poke);
+    PMPI_Wait(&g_poke, MPI_STATUS_IGNORE);
+  }
+}
+
+}  // namespace cb::preload

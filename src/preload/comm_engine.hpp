@@ -1,0 +1,85 @@
+// The engine behind one application communicator, for libcb_engine_preload.so: the same
+// pieces --backend engine uses (engine::Comm on its own duplicate of the communicator, the
+// tuning table, CB_<COLL>_ALGO, HostExecutor, Schedule and Execution), but on the
+// application's communicator instead of MPI_COMM_WORLD. Non-blocking operations are MPICH
+// generalized requests (MPIX_Grequest_start) whose poll function advances them.
+//
+// Every function here runs with the "inside the engine" guard set (preload_guard.hpp), so
+// the MPI calls the engine makes itself go straight to PMPI.
+#pragma once
+
+#include <mpi.h>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/args.hpp"
+#include "engine/comm.hpp"
+#include "engine/executor.hpp"
+#include "engine/group.hpp"
+#include "engine/schedule.hpp"
+#include "engine/select.hpp"
+
+namespace cb::preload {
+
+// Settings from the environment, read once (see docs/preload.md).
+struct Settings {
+  bool enabled = true;     // CB_ENGINE=off: every call passes through
+  bool verbose = false;    // CB_PRELOAD_VERBOSE=1: counts at MPI_Finalize
+  std::string log;         // CB_PRELOAD_LOG=FILE: verbose lines appended there, not stderr
+  int wait = -1;           // CB_PRELOAD_WAIT: -1 auto, 0 spin, 1 yield
+};
+const Settings& settings();
+
+class CommEngine : public std::enable_shared_from_this<CommEngine> {
+ public:
+  // Collective over `comm` (every rank calls it at the same first routed call).
+  explicit CommEngine(MPI_Comm comm);
+  CommEngine(const CommEngine&) = delete;
+  CommEngine& operator=(const CommEngine&) = delete;
+
+  // Why the engine cannot run `args` here (empty: it can). Depends only on arguments that
+  // match across ranks, the communicator and the environment: the same on every rank.
+  std::string refuses(const CollArgs& args) const;
+  // Runs `args` to completion, advancing the process's non-blocking operations meanwhile.
+  void run(const CollArgs& args);
+  // Starts `args` as a generalized request in *request.
+  void start(const CollArgs& args, const char* function, MPI_Request* request);
+
+  engine::Comm& comm() { return comm_; }
+  // Whether a non-blocking operation ever ran on this engine: the same on every rank of
+  // the communicator (each makes the same routed calls), unlike "one is in flight now".
+  bool started_nonblocking() const { return started_nonblocking_; }
+
+ private:
+  friend class NbOp;
+  const engine::Algorithm* choose(const CollArgs& a, std::string* why) const;
+  engine::Comm comm_;
+  engine::Group world_;
+  engine::HostExecutor host_;
+  engine::Schedule blocking_;
+  std::map<Coll, std::vector<engine::Rule>> pruned_;  // the tuning table's rules for this size
+  bool started_nonblocking_ = false;
+};
+
+// The engine of `comm`, created at the first call (collective) and cached in an attribute
+// that MPI_Comm_free and MPI_Finalize delete. Throws what the creation throws.
+std::shared_ptr<CommEngine> engine_of(MPI_Comm comm);
+// The engine of `comm` if it has one already (never creates it); null otherwise.
+std::shared_ptr<CommEngine> existing_engine(MPI_Comm comm);
+// Frees the engines of every communicator still alive (before PMPI_Finalize).
+void free_all_engines();
+// Advances every non-blocking engine operation of this process once; true if any is left.
+bool progress_all();
+// Non-blocking engine operations in flight in this process.
+size_t operations_in_flight();
+// Lets MPI progress its own operations (MPI_Test of a request that never completes):
+// called now and then while this rank waits inside the engine, so that a peer waiting
+// for one of our passed-through operations is not starved.
+void poke_mpi();
+// Called on every unsuccessful poll while waiting.
+void pause(uint64_t polls, WaitMode mode);
+
+}  // namespace cb::preload

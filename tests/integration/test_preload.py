@@ -1,0 +1,137 @@
+"""libcb_engine_preload.so (docs/preload.md): the engine under unmodified MPI programs.
+
+tests/preload/preload_app.cpp calls every routed collective and some that must pass
+through, checks every element, and prints per rank the counts it expects in the format of
+CB_PRELOAD_VERBOSE ("expect: cb_engine_preload: rank R: MPI_X: E engine, P passed
+through (reason: n, ...)"); the cases compare them with the library's own lines. The last
+case runs a fixed subset of MPICH's collective tests through the library."""
+import os
+import re
+import subprocess
+
+from cbtest import Failure, case, check
+
+MPICH_TESTS = os.path.normpath(os.path.join(os.path.dirname(__file__), "..", "..", "..",
+                                            "shared", "peer", "mpich-coll-tests"))
+LINE = re.compile(r"^cb_engine_preload: rank \d+: MPI_\w+: \d+ engine, \d+ passed through")
+
+
+def paths(env):
+    lib = os.path.join(env.bindir, "libcb_engine_preload.so")
+    app = os.path.join(env.bindir, "tests", "cb_preload_app")
+    check(os.path.exists(lib) and os.path.exists(app), f"missing {lib} or {app}")
+    return lib, app
+
+
+def run_app(env, np, extra_env, timeout=120):
+    """Runs the app under the preload; its expectations and the library's verbose lines go
+    to files (one write per line: mpirun's stdout forwarding may join two ranks' lines)."""
+    lib, app = paths(env)
+    expect_file, log_file = env.path("expect.txt"), env.path("verbose.txt")
+    run_env = dict(os.environ, LD_PRELOAD=lib, CB_PRELOAD_VERBOSE="1", CB_PRELOAD_LOG=log_file,
+                   **extra_env)
+    try:
+        p = subprocess.run([env.mpirun, "-n", str(np), app, expect_file], env=run_env,
+                           capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired as e:
+        raise Failure(f"HANG: {app} under the preload ({extra_env}): {e}")
+    check(p.returncode == 0, f"{app} under the preload failed (rc={p.returncode}):\n"
+                             f"{p.stdout[-3000:]}\n{p.stderr[-3000:]}")
+    check(f"{np} ranks, 0 wrong elements" in p.stdout, f"no result line:\n{p.stdout[-2000:]}")
+    with open(expect_file) as f:
+        expected = sorted(l[len("expect: "):].rstrip("\n") for l in f if l.startswith("expect: "))
+    with open(log_file) as f:
+        got = sorted(l.rstrip("\n") for l in f if LINE.match(l))
+    return expected, got, p
+
+
+def app_matches(env, np, extra_env=None):
+    expected, got, p = run_app(env, np, extra_env or {})
+    check(len(expected) == 14 * np, f"{len(expected)} expectation lines:\n{p.stdout[-2000:]}")
+    missing = sorted(set(expected) - set(got))
+    extra = sorted(set(got) - set(expected))
+    check(not missing and not extra,
+          f"verbose counts differ from the app's expectations\nmissing: {missing}\n"
+          f"unexpected: {extra}")
+
+
+@case
+def preload_app_two_ranks(env):
+    app_matches(env, 2)
+
+
+@case
+def preload_app_three_ranks_yield(env):
+    # Three ranks on two cores: the engine waits yielding (CB_PRELOAD_WAIT=auto would
+    # choose it too on this machine; forced, so that it is tested on any machine).
+    app_matches(env, 3, {"CB_PRELOAD_WAIT": "yield"})
+
+
+@case
+def preload_engine_off(env):
+    expected, got, _ = run_app(env, 2, {"CB_ENGINE": "off"})
+    check(len(got) == 28, f"{len(got)} verbose lines: {got}")
+    for line in got:
+        m = re.search(r": (\d+) engine, (\d+) passed through \(CB_ENGINE=off: (\d+)\)$", line)
+        check(m and m.group(1) == "0" and m.group(2) == m.group(3), f"CB_ENGINE=off: {line}")
+    # Every call still counted: the totals equal the app's.
+    total = lambda lines: sum(int(x) for l in lines
+                              for x in re.findall(r"(\d+) (?:engine|passed through)", l))
+    check(total(got) == total(expected), f"calls: {total(got)} counted, {total(expected)} made")
+
+
+# 30 of MPICH's tests (51 testlist entries; 14 s at 2 ranks on 2 quiet cores, 70 s on
+# busy ones), each with the functions the engine must take calls of (besides MPI_Reduce:
+# every test's MTest_Finalize reduces its error count). The others' collectives pass
+# through.
+NBC = ["MPI_Iallreduce", "MPI_Ibcast", "MPI_Ialltoall", "MPI_Ireduce", "MPI_Iallgather",
+       "MPI_Ireduce_scatter_block", "MPI_Ibarrier"]
+MPICH_SUBSET = {
+    "allredmany": ["MPI_Allreduce"], "allred3": [], "allred4": [],  # user ops: MPI's
+    "allred5": ["MPI_Allreduce"], "allred6": [],
+    "reduce_local": [], "red3": [], "red4": [],
+    "alltoall1": ["MPI_Alltoall"], "alltoallv": [], "alltoallw2": [],
+    "allgather2": ["MPI_Allgather"], "allgather3": ["MPI_Allgather"], "allgather_struct": [],
+    "bcasttest": ["MPI_Bcast"], "bcastzerotype": [],
+    "red_scat_block": ["MPI_Reduce_scatter_block"], "red_scat_block2": [],
+    "redscatblk3": ["MPI_Reduce_scatter_block"],
+    "iallred": ["MPI_Allreduce", "MPI_Iallreduce"], "ibarrier": ["MPI_Ibarrier"],
+    "nonblocking": NBC, "nonblocking2": NBC, "nonblocking3": NBC,
+    "opsum": ["MPI_Reduce"], "opprod": ["MPI_Reduce"], "opmax": ["MPI_Reduce"],
+    "opmin": ["MPI_Reduce"], "coll2": [], "coll13": ["MPI_Alltoall"],
+}
+
+
+@case
+def preload_mpich_coll_subset(env):
+    if not os.path.isdir(MPICH_TESTS):
+        return f"SKIP: MPICH's collective tests are not at {MPICH_TESTS} (a fresh clone has none)"
+    lib, _ = paths(env)
+    script = os.path.join(os.path.dirname(__file__), "..", "..", "scripts",
+                          "preload_mpich_tests.sh")
+    # Built once per build folder; logs go there too (run.sh skips a test already built).
+    out = os.path.join(env.bindir, "tests", "mpich-coll-tests")
+    regex = "^(" + "|".join(MPICH_SUBSET) + ")$"
+    run_env = dict(os.environ, MAXNP="2", T="60", CB_PRELOAD_LIB=lib, MPICH_TESTS=MPICH_TESTS,
+                   MPIEXEC=env.mpirun)
+    try:
+        p = subprocess.run(["bash", script, out, regex], env=run_env, capture_output=True,
+                           text=True, timeout=240)
+    except subprocess.TimeoutExpired as e:
+        raise Failure(f"HANG: {script}: {e}")
+    lines = p.stdout.splitlines()
+    failed = [l for l in lines if l.startswith(("FAIL", "SKIP"))]
+    check(p.returncode == 0 and not failed, f"MPICH tests failed under the preload:\n"
+                                            f"{p.stdout[-4000:]}\n{p.stderr[-2000:]}")
+    ran = {l.split()[1] for l in lines if l.startswith("PASS")}
+    check(ran == set(MPICH_SUBSET), f"ran {sorted(ran)}, expected {sorted(MPICH_SUBSET)}")
+    taken = {}
+    for l in lines:
+        m = re.match(r"^ENGINE (\S+): (\d+) engine, \d+ passed through(.*)$", l)
+        if m:
+            taken[m.group(1)] = dict(re.findall(r"(MPI_\w+)=(\d+)", m.group(3)))
+    for name, functions in MPICH_SUBSET.items():
+        got = taken.get(name, {})
+        check("MPI_Reduce" in got, f"{name}: the engine took no MPI_Reduce (MTest_Finalize): {got}")
+        for fn in functions:
+            check(int(got.get(fn, 0)) > 0, f"{name}: the engine took no {fn} call: {got}")
