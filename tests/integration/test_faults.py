@@ -224,7 +224,7 @@ def finish(job, timeout=30):
 LONG_RUN = ["-m", "4:4M", "-i", "3000", "-x", "10", "--time-limit", "60"]
 
 
-def interrupted(env, np, backend, sig, target, workdir_name, retry=True):
+def interrupted(env, np, backend, sig, target, workdir_name):
     """Starts a job, waits for two finished sizes, sends `sig` to `target` ("mpirun",
     "ranks": every rank, "rank0"), and checks the JSON document, the status and /dev/shm."""
     before = leftovers()
@@ -245,16 +245,13 @@ def interrupted(env, np, backend, sig, target, workdir_name, retry=True):
     r = finish(job)
     name = signal.Signals(sig).name
     what = f"{name} to {target} ({backend}, np={np}): {r}"
-    if r.rc == 0 and retry and f"exit status {128 + sig}" in r.err:
-        # Hydra, once it has ended the other ranks itself after rank 0 exited with 128 +
-        # signal, now and then reports 0 (seen once in ~15 runs): the ranks' status is
-        # in rank 0's message; one more try must show it.
-        shutil.rmtree(folder)
-        return interrupted(env, np, backend, sig, target, workdir_name, retry=False)
-    if target != "rank0":
-        check(r.rc == 128 + sig, f"exit status 128 + {int(sig)}: {what}")
-    else:
+    # mpirun's own status is hydra's summary of the ranks', and it varies: 128 + signal
+    # mostly, but also 1 (signals to the ranks, under load) and even 0 (a signal to mpirun,
+    # which forwards it; twice in a row once, in CI). What collbench decides is each rank's
+    # status, which rank 0's message states (checked below), and the JSON.
+    if target != "mpirun":
         check(r.rc != 0, f"a non-zero exit status: {what}")
+    check(f"exit status {128 + sig}" in r.err, f"rank 0 exits with 128 + {int(sig)}: {what}")
     check(f"interrupted by {name}" in r.err and "marked interrupted" in r.err,
           f"rank 0 says it was interrupted and what happened to the JSON: {what}")
     doc = load_json(out)  # valid JSON
