@@ -76,7 +76,7 @@ case "${1:-}" in
   --fuzz) stage "bounded fuzzing" 0 bash scripts/fuzz.sh --ci ;;
   "")
     stage "release build and tests" 0 release
-    stage "address,undefined build and tests" 720 sanitized address,undefined
+    stage "address,undefined build and tests" 1100 sanitized address,undefined
     stage "thread build and tests" 300 sanitized thread
     stage "bounded fuzzing" 360 bash scripts/fuzz.sh --ci
     if ((${#skipped[@]})); then
