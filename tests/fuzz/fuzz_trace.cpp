@@ -24,7 +24,8 @@ void check_plan(const ReplayPlan& plan, const Trace& trace, const char* how) {
   if (plan.actions.empty() || plan.actions.back().kind != ReplayAction::Kind::WaitAll)
     bad("the step does not end with a wait");
   for (const ReplayMessage& m : plan.messages) {
-    if (m.count == 0) bad("a message of 0 elements");
+    if (m.count == 0 && m.coll != Coll::Barrier) bad("a message of 0 elements");  // barrier: none
+    if (m.count != 0 && m.coll == Coll::Barrier) bad("a barrier with a size");
     if (m.record >= trace.ops.size()) bad("a message names a record past the trace");
     if (!std::isfinite(m.ready_us) || m.ready_us < 0)
       bad("ready time " + std::to_string(m.ready_us));
