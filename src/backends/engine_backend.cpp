@@ -255,28 +255,7 @@ void EngineBackend::batch(std::span<const P2POp> ops) {
 const engine::Algorithm* EngineBackend::choose(const CollArgs& a, std::string* why) const {
   const auto env = env_algos_.find(a.coll);
   const std::string& forced = !a.algo.empty() || env == env_algos_.end() ? a.algo : env->second;
-  if (forced.empty()) {
-    const engine::Algorithm* algo =
-        engine::select_algorithm(pruned_.at({a.coll, a.recv.mem}), a, world_);
-    if (!algo && why)
-      *why = "no " + std::string(to_string(a.coll)) + " algorithm can run these arguments";
-    return algo;
-  }
-  const engine::Algorithm* algo = engine::find_algorithm(a.coll, forced);
-  if (!algo) {
-    if (why)
-      *why = "unknown " + std::string(to_string(a.coll)) + " algorithm '" + forced +
-             "' (the engine has: " + engine::algorithm_names(a.coll) + ")";
-    return nullptr;
-  }
-  if (algo->cannot_run) {
-    const std::string reason = algo->cannot_run(a, world_);
-    if (!reason.empty()) {
-      if (why) *why = reason;
-      return nullptr;
-    }
-  }
-  return algo;
+  return engine::choose_algorithm(pruned_.at({a.coll, a.recv.mem}), forced, a, world_, why);
 }
 
 std::string EngineBackend::refuses(const CollArgs& a) const {

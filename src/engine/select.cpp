@@ -161,4 +161,29 @@ const Algorithm* select_algorithm(const std::vector<Rule>& pruned, const CollArg
   return nullptr;
 }
 
+const Algorithm* choose_algorithm(const std::vector<Rule>& pruned, const std::string& forced,
+                                  const CollArgs& args, const Group& group, std::string* why) {
+  if (forced.empty()) {
+    const Algorithm* algo = select_algorithm(pruned, args, group);
+    if (!algo && why)
+      *why = "no " + std::string(to_string(args.coll)) + " algorithm can run these arguments";
+    return algo;
+  }
+  const Algorithm* algo = find_algorithm(args.coll, forced);
+  if (!algo) {
+    if (why)
+      *why = "unknown " + std::string(to_string(args.coll)) + " algorithm '" + forced +
+             "' (the engine has: " + algorithm_names(args.coll) + ")";
+    return nullptr;
+  }
+  if (algo->cannot_run) {
+    std::string reason = algo->cannot_run(args, group);
+    if (!reason.empty()) {
+      if (why) *why = std::move(reason);
+      return nullptr;
+    }
+  }
+  return algo;
+}
+
 }  // namespace cb::engine

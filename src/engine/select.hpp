@@ -58,4 +58,10 @@ const char* builtin_tuning_json();  // tuning/default.json, embedded at build ti
 const Algorithm* select_algorithm(const std::vector<Rule>& pruned, const CollArgs& args,
                                   const Group& group);
 
+// The algorithm `forced` names (--algo, CB_<COLL>_ALGO), or with `forced` empty the table's
+// choice (select_algorithm). nullptr when none can run `args`, with the reason in *why
+// (an unknown name lists the collective's algorithms). --backend engine and the preload.
+const Algorithm* choose_algorithm(const std::vector<Rule>& pruned, const std::string& forced,
+                                  const CollArgs& args, const Group& group, std::string* why);
+
 }  // namespace cb::engine

@@ -267,28 +267,7 @@ CommEngine::CommEngine(MPI_Comm comm)
 }
 
 const engine::Algorithm* CommEngine::choose(const CollArgs& a, std::string* why) const {
-  const std::string& forced = env_algo(a.coll);
-  if (forced.empty()) {
-    const engine::Algorithm* algo = engine::select_algorithm(pruned_.at(a.coll), a, world_);
-    if (!algo && why)
-      *why = "no " + std::string(to_string(a.coll)) + " algorithm can run these arguments";
-    return algo;
-  }
-  const engine::Algorithm* algo = engine::find_algorithm(a.coll, forced);
-  if (!algo) {
-    if (why)
-      *why = "unknown " + std::string(to_string(a.coll)) + " algorithm '" + forced +
-             "' (the engine has: " + engine::algorithm_names(a.coll) + ")";
-    return nullptr;
-  }
-  if (algo->cannot_run) {
-    std::string reason = algo->cannot_run(a, world_);
-    if (!reason.empty()) {
-      if (why) *why = std::move(reason);
-      return nullptr;
-    }
-  }
-  return algo;
+  return engine::choose_algorithm(pruned_.at(a.coll), env_algo(a.coll), a, world_, why);
 }
 
 std::string CommEngine::refuses(const CollArgs& a) const {
