@@ -13,7 +13,10 @@ a collbench.tuning/1 table whose rules are tried in order:
   3. the MPI-transport winners (shared memory off or unavailable),
 
 each for the measured rank count, followed by fixed rules for other rank counts (GENERAL:
-the usual crossovers; one small machine cannot measure them). Rules for other memory kinds
+the usual crossovers; one small machine cannot measure them). Before them come the sizes
+where a single-copy "cma" algorithm wins on private buffers (PLAIN: measured with
+--alloc plain, as a program's own memory): those rules cannot run on buffers in the
+engine's shared memory, which fall through to the tiers above. Rules for other memory kinds
 (device buffers) and the "parameters" object (the hierarchical algorithms' thresholds) are
 kept from the previous table at --out.
 
@@ -31,6 +34,12 @@ COLLS = {"allreduce": "4:64M", "bcast": "4:64M", "alltoall": "4:4M",
          "allgather": "4:16M", "reduce_scatter": "4:16M",
          "reduce": "4:64M", "alltoallv": "4:4M", "barrier": None}  # barrier: no sizes
 HIERARCHICAL = {"allreduce", "bcast"}  # tried between the shared-memory and MPI tiers
+PLAIN = {"allreduce", "reduce", "bcast"}  # have a "cma" algorithm for private buffers
+TIERS = {  # name: (CB_ENGINE_SHM, extra options)
+    "plain": (True, ["--alloc", "plain"]),
+    "shm": (True, []),
+    "noshm": (False, []),
+}
 
 
 def fail(msg):
@@ -38,9 +47,9 @@ def fail(msg):
     sys.exit(2)
 
 
-def measure(build, coll, ranks, sizes, iterations, out, mpirun, shm):
+def measure(build, coll, ranks, sizes, iterations, out, mpirun, shm, extra):
     cmd = [mpirun, "-n", str(ranks), os.path.join(build, f"cb_{coll}"), "--backend", "engine",
-           "--algo", "all", "-J", out] + (["-m", sizes] if sizes else [])
+           "--algo", "all", "-J", out] + (["-m", sizes] if sizes else []) + extra
     if iterations:
         cmd += ["-i", str(iterations), "-x", str(max(1, iterations // 10))]
     env = dict(os.environ, CB_ENGINE_SHM="1" if shm else "0")
@@ -156,11 +165,13 @@ def main():
     ap.add_argument("--from", dest="inputs", nargs="*", help="--algo all results, shared memory on")
     ap.add_argument("--from-noshm", dest="noshm_inputs", nargs="*", default=[],
                     help="--algo all results with CB_ENGINE_SHM=0")
+    ap.add_argument("--from-plain", dest="plain_inputs", nargs="*", default=[],
+                    help="--algo all results with --alloc plain (shared memory on)")
     ap.add_argument("--workdir", default="tune-results")
     ap.add_argument("--out", required=True)
     a = ap.parse_args()
 
-    tiers = {"shm": {}, "noshm": {}}
+    tiers = {name: {} for name in TIERS}
 
     def read(paths, tier):
         for path in paths:
@@ -176,18 +187,22 @@ def main():
     if a.inputs:
         read(a.inputs, "shm")
         read(a.noshm_inputs, "noshm")
+        read(a.plain_inputs, "plain")
     else:
         os.makedirs(a.workdir, exist_ok=True)
-        for tier, shm in (("shm", True), ("noshm", False)):
+        for tier, (shm, extra) in TIERS.items():
             paths = []
             for coll, sizes in COLLS.items():
+                if tier == "plain" and coll not in PLAIN:
+                    continue
                 paths.append(os.path.join(a.workdir, f"{coll}.engine.{tier}.all.json"))
-                measure(a.build, coll, a.ranks, sizes, a.iterations, paths[-1], a.mpirun, shm)
+                measure(a.build, coll, a.ranks, sizes, a.iterations, paths[-1], a.mpirun, shm,
+                        extra)
             read(paths, tier)
 
     rules, measured = [], {}
     for coll in COLLS:
-        for tier in ("shm", "noshm"):
+        for tier in TIERS:
             doc = tiers[tier].get(coll)
             if not doc:
                 continue
@@ -196,7 +211,10 @@ def main():
                 fail(f"{coll}: no results with an algorithm (was it run with --algo all?)")
             if tier == "noshm" and coll in HIERARCHICAL:
                 rules.append({"coll": coll, "mem": "host", "algo": "hierarchical"})
-            rules += rules_for(coll, wins, a.ranks) + general_rules(coll, tier)
+            if tier == "plain":  # only where single copy wins; the rest falls through
+                rules += [r for r in rules_for(coll, wins, a.ranks) if r["algo"] == "cma"]
+            else:
+                rules += rules_for(coll, wins, a.ranks) + general_rules(coll, tier)
             measured[f"{coll}.{tier}"] = [{"bytes": b, "algo": al, "p50_us": round(t, 3)}
                                           for b, al, t in wins]
     docs = tiers["shm"] or tiers["noshm"]

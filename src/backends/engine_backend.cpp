@@ -120,7 +120,8 @@ class ThreadedRequest final : public Request {
   bool finished() const { return task_->done.load(std::memory_order_acquire); }
   void rethrow() {
     if (task_->error)
-      naming_lost_peer(name_, [&] { std::rethrow_exception(std::exchange(task_->error, nullptr)); });
+      naming_lost_peer(name_,
+                       [&] { std::rethrow_exception(std::exchange(task_->error, nullptr)); });
   }
   std::shared_ptr<engine::Task> task_;
   WaitMode wait_;
@@ -173,6 +174,8 @@ BackendDescription EngineBackend::description() const {
   table_.to_json(out["tuning"]);
   out["transport"] = comm_.shm() ? "shm on the node, mpi between nodes" : "mpi";
   out["shared_memory"] = comm_.shm_status();
+  out["cross_memory_attach"] =
+      comm_.shm() ? comm_.shm()->cma_status() : "not used (no shared memory)";
   out["nodes"] = comm_.node_count();
   out["wait"] = comm_.wait_mode() == WaitMode::Yield ? "yield" : "spin, then yield";
   out["progress_thread"] = progress_ != nullptr;

@@ -57,6 +57,19 @@ void CollectiveRunnerBase::prepare() {
                      std::to_string(width) + " B (" + std::string(to_string(o.dtype)) +
                      ") within -M");
 
+  // Buffers first: whether an algorithm can run may depend on where they lie (the
+  // engine's single-copy algorithms take private memory only).
+  const size_t max_count = count_of(sizes.back());
+
+  size_t send_max = elements(max_count, true), recv_max = elements(max_count, false);
+  for (size_t bytes : sizes) {  // count matrices need not grow with the count everywhere
+    send_max = std::max(send_max, elements(count_of(bytes), true));
+    recv_max = std::max(recv_max, elements(count_of(bytes), false));
+  }
+  const size_t send_bytes = send_max * width;
+  if (send_bytes && !o.in_place) send_ = rc_.alloc(send_bytes, o.mem);
+  recv_ = rc_.alloc(recv_max * width, o.mem);
+
   // Points: each size with the forced algorithm, every algorithm (--algo all) or the
   // backend's choice. A combination the backend cannot run is skipped and listed.
   const std::vector<std::string> algos = algorithms_to_run();
@@ -84,16 +97,6 @@ void CollectiveRunnerBase::prepare() {
   if (points_.empty()) throw UsageError(first_reason);
   std::stable_sort(points_.begin(), points_.end(),
                    [](const Point& a, const Point& b) { return a.bytes < b.bytes; });
-  const size_t max_count = count_of(sizes.back());
-
-  size_t send_max = elements(max_count, true), recv_max = elements(max_count, false);
-  for (size_t bytes : sizes) {  // count matrices need not grow with the count everywhere
-    send_max = std::max(send_max, elements(count_of(bytes), true));
-    recv_max = std::max(recv_max, elements(count_of(bytes), false));
-  }
-  const size_t send_bytes = send_max * width;
-  if (send_bytes && !o.in_place) send_ = rc_.alloc(send_bytes, o.mem);
-  recv_ = rc_.alloc(recv_max * width, o.mem);
 }
 
 size_t CollectiveRunnerBase::elements(size_t count, bool send) const {

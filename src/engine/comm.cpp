@@ -1,5 +1,6 @@
 #include "engine/comm.hpp"
 
+#include <cstdio>
 #include <map>
 
 #include "core/mpi_check.hpp"
@@ -51,9 +52,18 @@ Comm::Comm(MPI_Comm parent, WaitMode wait) : wait_(wait) {
   CB_MPI(MPI_Comm_split(comm_, node_of(rank_), rank_, &node));
   try {
     shm_ = std::make_unique<NodeShm>(node, node_members(node_of(rank_)), settings.shm_heap_bytes,
-                                     settings.shm_staging_bytes);
+                                     settings.shm_staging_bytes, settings.cma);
     shm_transport_ = std::make_unique<ShmTransport>(*shm_);
     shm_status_ = "on";
+    // Said once per process: the single-copy paths on private buffers are off.
+    static bool said = false;
+    if (settings.cma && !shm_->cma() && rank_ == 0 && !said) {
+      said = true;
+      std::fprintf(stderr,
+                   "collbench engine: cross-memory attach %s; private buffers take the "
+                   "pipelined shared-memory copy instead\n",
+                   shm_->cma_status().c_str());
+    }
   } catch (const RuntimeError& e) {
     shm_status_ = std::string("off: ") + e.what();  // every local rank reached the same verdict
   }

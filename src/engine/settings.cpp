@@ -17,6 +17,7 @@ EngineSettings read_settings() {
   s.shm_heap_bytes = setting_bytes("CB_SHM_HEAP_BYTES", 4 * GiB, 4 * KiB, 1 * TiB);
   s.shm_staging_bytes = setting_bytes("CB_SHM_STAGING_BYTES", 16 * MiB, 64 * KiB, 16 * GiB);
   // As before: unset or 0 means never (always the pipelined copy through shared memory).
+  s.cma = setting_flag("CB_ENGINE_CMA", true);
   s.shm_cma_bytes = setting_bytes("CB_SHM_CMA_BYTES", 0, 0, SIZE_MAX);
   if (s.shm_cma_bytes == 0) s.shm_cma_bytes = SIZE_MAX;
   s.shm_chunk_bytes = setting_bytes("CB_SHM_CHUNK_BYTES", 256 * KiB, 64, 1 * GiB);

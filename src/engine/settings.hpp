@@ -3,6 +3,8 @@
 //   CB_ENGINE_SHM         shared memory on the node (default on; 0/off: MPI only)
 //   CB_SHM_HEAP_BYTES     shared heap per rank (default 4 GiB, sparse)
 //   CB_SHM_STAGING_BYTES  staging per rank (default 16 MiB)
+//   CB_ENGINE_CMA         cross-memory attach on private buffers (default on where the
+//                         kernel permits it; 0/off: never, as where it is refused)
 //   CB_SHM_CMA_BYTES      point-to-point messages from this size use cross-memory attach
 //                         (default, and 0: never)
 //   CB_SHM_CHUNK_BYTES    chunk of the pipelined shm collectives (default 256 KiB)
@@ -23,6 +25,7 @@ struct EngineSettings {
   bool shm;
   size_t shm_heap_bytes;
   size_t shm_staging_bytes;
+  bool cma;
   size_t shm_cma_bytes;  // SIZE_MAX: never
   size_t shm_chunk_bytes;
   size_t ring_segment_bytes;

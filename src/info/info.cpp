@@ -10,6 +10,7 @@
 #include <CLI/CLI.hpp>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -17,6 +18,8 @@
 #include <string>
 #include "engine/algorithm.hpp"
 #include "engine/select.hpp"
+#include "engine/settings.hpp"
+#include "engine/shm/cma.hpp"
 
 #include "config.hpp"
 #include "backends/control.hpp"
@@ -63,9 +66,24 @@ json nccl_info() {
 #endif
 }
 
+// Probed before MPI_Init (it forks): may two sibling processes, as two ranks are, read
+// each other's memory with cross-memory attach?
+cb::engine::CmaVerdict cma_probe;
+
 // The engine's algorithms and the tuning table in force (CB_TUNING_FILE or built in).
 json engine_info() {
   json out;
+  out["cross_memory_attach"] = {{"available", cma_probe.available},
+                                {"detail", cma_probe.detail},
+                                {"ptrace_scope", cb::engine::ptrace_scope_text()}};
+  // What the engine will do: the kernel's verdict, unless CB_ENGINE_CMA=0 turns it off.
+  try {
+    out["cross_memory_attach"]["used"] =
+        cma_probe.available && cb::engine::engine_settings().cma;
+  } catch (const std::exception& e) {
+    out["cross_memory_attach"]["used"] = false;
+    out["cross_memory_attach"]["setting_error"] = e.what();
+  }
   out["algorithms"] = json::array();
   for (const auto* a : cb::engine::all_algorithms())
     out["algorithms"].push_back(
@@ -217,6 +235,13 @@ void print_ranks(const json& env) {
 
 void print_engine(const json& engine) {
   section("engine");
+  const json& cma = engine["cross_memory_attach"];
+  const bool used = cma["used"].get<bool>();
+  row("cross-memory attach",
+      (cma["available"].get<bool>() ? "available: " : "unavailable: ") + str(cma, "detail") +
+          (used ? "; private buffers can be read in one copy (cma algorithms)"
+                : std::string(cma["available"].get<bool>() ? "; off by CB_ENGINE_CMA" : "") +
+                      "; private buffers take the pipelined shared-memory copy"));
   for (const auto& a : engine["algorithms"])
     row(str(a, "coll") + "/" + str(a, "name"), str(a, "summary"));
   const json& t = engine["tuning"];
@@ -286,6 +311,7 @@ int run(int argc, char** argv) {
 }  // namespace cb
 
 int main(int argc, char** argv) {
+  cb::cma_probe = cb::engine::cma_probe_siblings();
   int provided = 0;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
   int status = cb::kExitOk;

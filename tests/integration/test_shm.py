@@ -1,5 +1,6 @@
 """The engine's shared-memory path: no /dev/shm leftovers (normal run, killed rank),
-shared heap and plain buffers, virtual nodes for the hierarchical algorithms, shm off."""
+shared heap and plain buffers, cross-memory attach (single copy) on plain buffers and its
+fallback, virtual nodes for the hierarchical algorithms, shm off."""
 import os
 
 from cbtest import case, check, load_json
@@ -44,6 +45,61 @@ def shm_collectives_on_shared_and_plain_buffers(env):
         env.ok(2, "bw", ["--backend", "engine", "--alloc", alloc, "-m", "1:4M", "-c", "-i", "5",
                          "-J", out])
         check(all(x["validation"]["passed"] for x in load_json(out)["results"]), f"bw {alloc}")
+
+
+@case
+def shm_cma_single_copy_on_plain_buffers(env):
+    """The cma algorithms read peers' private buffers with process_vm_readv: odd and even
+    counts, in and out of place, roots other than 0, 2 ranks and 3 (yield)."""
+    for np, wait in ((2, []), (3, ["--wait", "yield"])):
+        for bench, extras in (("allreduce", ([], ["-l"])), ("reduce", ([], ["-l", "-k", "1"])),
+                              ("bcast", ([], ["-k", "1"])), ("iallreduce", ([],))):
+            for extra in extras:
+                out = env.path(f"cma{np}{bench}.json")
+                env.ok(np, bench, ["--backend", "engine", "--algo", "cma", "--alloc", "plain",
+                                   "-m", "4:1M", "-c", "-i", "3", "-x", "1", "-J", out,
+                                   *wait, *extra], timeout=120)
+                doc = load_json(out)
+                check(doc["backend"]["cross_memory_attach"].startswith("process_vm_readv"),
+                      doc["backend"]["cross_memory_attach"])
+                check(all(x["algo"] == "cma" and x["validation"]["passed"] for x in doc["results"]),
+                      f"{bench} cma {extra} np={np}")
+                # odd element counts: sizes that are not powers of two
+                env.ok(np, bench, ["--backend", "engine", "--algo", "cma", "--alloc", "plain",
+                                   "-m", "12:12", "-c", "-i", "2", *wait, *extra], timeout=60)
+                env.ok(np, bench, ["--backend", "engine", "--algo", "cma", "--alloc", "plain",
+                                   "-m", "1000012:1000012", "-c", "-i", "2", *wait, *extra],
+                       timeout=60)
+    # On the engine's own (shared) buffers cma declines, naming shm.
+    r = env.run(2, "allreduce", ["--backend", "engine", "--algo", "cma", "-m", "8"], timeout=30)
+    check(r.rc == 2 and "private buffers" in r.err, str(r))
+
+
+@case
+def shm_cma_off_falls_back(env):
+    """Without cross-memory attach (CB_ENGINE_CMA=0 stands for a kernel that refuses it) the
+    algorithms that read private buffers decline with the reason, and the table's next
+    choice runs and validates."""
+    off = {"CB_ENGINE_CMA": "0"}
+    for bench in ("allgather", "alltoall", "reduce_scatter", "alltoallv", "allreduce", "bcast",
+                  "reduce"):
+        out = env.path(f"off{bench}.json")
+        env.ok(2, bench, ["--backend", "engine", "--alloc", "plain", "-m", "4:1M", "-c", "-i", "3",
+                          "-x", "1", "-J", out], env=off, timeout=120)
+        doc = load_json(out)
+        check(doc["backend"]["cross_memory_attach"] == "off (CB_ENGINE_CMA=0)",
+              doc["backend"]["cross_memory_attach"])
+        check(all(x["validation"]["passed"] for x in doc["results"]), f"{bench} without CMA")
+        copy_only = bench in ("allgather", "alltoall", "reduce_scatter", "alltoallv")
+        check(not any(x["algo"] == "cma" or (copy_only and x["algo"] == "shm")
+                      for x in doc["results"]), f"{bench}: {[x['algo'] for x in doc['results']]}")
+    for bench, algo in (("allgather", "shm"), ("allreduce", "cma")):
+        r = env.run(2, bench, ["--backend", "engine", "--algo", algo, "--alloc", "plain", "-m", "8"],
+                    env=off, timeout=30)
+        check(r.rc == 2 and "cross-memory attach" in r.err and "CB_ENGINE_CMA=0" in r.err, str(r))
+    # The engine's own buffers need no CMA: shm still runs there.
+    env.ok(2, "allgather", ["--backend", "engine", "--algo", "shm", "-m", "4:64K", "-c", "-i", "2"],
+           env=off)
 
 
 @case

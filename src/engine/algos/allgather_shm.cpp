@@ -9,7 +9,7 @@ const Algorithm kAllgatherShm{
     .coll = Coll::Allgather,
     .name = "shm",
     .summary = "shared memory: each rank copies every block from its owner's input directly",
-    .cannot_run = [](const CollArgs& a, const Group& g) { return needs_node_shm(a, g, "shm"); },
+    .cannot_run = [](const CollArgs& a, const Group& g) { return needs_peer_reads(a, g, "shm"); },
     .build =
         [](Schedule& s, const CollArgs& a, const Group& g) {
           const size_t block = a.count * dtype_size(a.dtype);

@@ -9,7 +9,7 @@ const Algorithm kAlltoallShm{
     .coll = Coll::Alltoall,
     .name = "shm",
     .summary = "shared memory: each rank copies its blocks from the others' buffers directly",
-    .cannot_run = [](const CollArgs& a, const Group& g) { return needs_node_shm(a, g, "shm"); },
+    .cannot_run = [](const CollArgs& a, const Group& g) { return needs_peer_reads(a, g, "shm"); },
     .build =
         [](Schedule& s, const CollArgs& a, const Group& g) {
           s.poll(shm_alltoall(*g.shm(), s.op() * 4, input_of(a), a.recv.ptr,

@@ -10,7 +10,7 @@ namespace {
 std::string cannot_run(const CollArgs& a, const Group& g) {
   if (!a.counts) return "alltoallv needs its count matrix";
   if (a.in_place) return "alltoallv has no in-place form";
-  return needs_node_shm(a, g, "shm");
+  return needs_peer_reads(a, g, "shm");
 }
 
 }  // namespace

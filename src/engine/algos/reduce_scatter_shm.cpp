@@ -10,7 +10,7 @@ const Algorithm kReduceScatterShm{
     .coll = Coll::ReduceScatter,
     .name = "shm",
     .summary = "shared memory: each rank reduces its block reading every input in place",
-    .cannot_run = [](const CollArgs& a, const Group& g) { return needs_node_shm(a, g, "shm"); },
+    .cannot_run = [](const CollArgs& a, const Group& g) { return needs_peer_reads(a, g, "shm"); },
     .build =
         [](Schedule& s, const CollArgs& a, const Group& g) {
           s.poll(shm_reduce_scatter(*g.shm(), s.op() * 4, input_of(a), a.recv.ptr, a.count, a.dtype,

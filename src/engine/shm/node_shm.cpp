@@ -13,6 +13,7 @@
 #include <random>
 
 #include "core/mpi_check.hpp"
+#include "engine/shm/cma.hpp"
 
 namespace cb::engine {
 namespace {
@@ -61,6 +62,7 @@ void unlink_unattached_segments() noexcept {
 
 struct NodeShm::Header {
   uint64_t magic;
+  uint64_t self;  // where the owner maps this segment: peers probe CMA by reading `magic`
   int32_t pid;
   std::atomic<uint32_t> lost;  // set by the first peer that found the owner dead
   pthread_mutex_t lifeline;    // robust, process-shared: held by the owner while attached
@@ -78,7 +80,8 @@ std::string PeerLost::in(const std::string& where) const {
          ") exited while this rank waited in " + where;
 }
 
-NodeShm::NodeShm(MPI_Comm node, std::vector<int> members, size_t heap_bytes, size_t staging_bytes)
+NodeShm::NodeShm(MPI_Comm node, std::vector<int> members, size_t heap_bytes, size_t staging_bytes,
+                 bool cma)
     : members_(std::move(members)),
       staging_bytes_(round_up(staging_bytes)),
       heap_bytes_(heap_bytes) {
@@ -127,6 +130,7 @@ NodeShm::NodeShm(MPI_Comm node, std::vector<int> members, size_t heap_bytes, siz
   auto* base = static_cast<std::byte*>(mine);
   auto* h = new (base) Header{};
   h->pid = static_cast<int32_t>(getpid());
+  h->self = reinterpret_cast<uint64_t>(base);
   pthread_mutexattr_t attr;
   pthread_mutexattr_init(&attr);
   pthread_mutexattr_setpshared(&attr, PTHREAD_PROCESS_SHARED);
@@ -169,6 +173,24 @@ NodeShm::NodeShm(MPI_Comm node, std::vector<int> members, size_t heap_bytes, siz
                        (failure.empty() ? "a local rank could not attach" : failure));
   }
   free_[heap_offset_] = round_up(heap_bytes_);
+  probe_cma(node, cma);
+}
+
+void NodeShm::probe_cma(MPI_Comm node, bool wanted) {
+  // Every rank reads the next one's header; CMA is used only if all of them could.
+  CmaVerdict mine{true, "process_vm_readv between ranks works"};
+  if (!wanted) {
+    mine = {false, "off (CB_ENGINE_CMA=0)"};
+  } else if (local_size() > 1) {
+    const int next = (local_rank_ + 1) % local_size();
+    mine = cma_check(pid(next), header(next).self, kMagic);  // `magic` leads the header
+  }
+  int ok = mine.available, all_ok = 0;
+  CB_MPI(MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, node));
+  cma_ = all_ok != 0;
+  cma_status_ = cma_ ? mine.detail
+                : ok ? std::string("unavailable: refused on another local rank")
+                     : (wanted ? "unavailable: " : "") + mine.detail;
 }
 
 NodeShm::~NodeShm() {
@@ -285,18 +307,12 @@ void NodeShm::read(void* dst, const BufferRef& src, size_t offset, size_t bytes)
     return;
   }
   // Cross-memory attach: one copy straight out of the owner's address space.
-  auto* out = static_cast<std::byte*>(dst);
-  uint64_t from = src.address + offset;
-  while (bytes) {
-    iovec local{out, bytes}, remote{reinterpret_cast<void*>(from), bytes};
-    const ssize_t got = process_vm_readv(pid(src.owner), &local, 1, &remote, 1, 0);
-    if (got <= 0)
-      throw RuntimeError("process_vm_readv from local rank " + std::to_string(src.owner) +
-                         " failed: " + errno_text());
-    out += got;
-    from += static_cast<uint64_t>(got);
-    bytes -= static_cast<size_t>(got);
-  }
+  if (!cma_)
+    throw RuntimeError("a peer's private buffer cannot be read: cross-memory attach is " +
+                       cma_status_);
+  if (!cma_read(pid(src.owner), dst, src.address + offset, bytes))
+    throw RuntimeError("process_vm_readv from local rank " + std::to_string(src.owner) +
+                       " failed: " + errno_text());
 }
 
 bool NodeShm::alive(int local) const {

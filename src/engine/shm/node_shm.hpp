@@ -106,8 +106,10 @@ struct alignas(64) Channel {
 class NodeShm {
  public:
   // Collective over `node` (the ranks of one node). `members[i]` is the communicator rank
-  // of local rank i. Throws RuntimeError when shared memory cannot be set up.
-  NodeShm(MPI_Comm node, std::vector<int> members, size_t heap_bytes, size_t staging_bytes);
+  // of local rank i. Throws RuntimeError when shared memory cannot be set up. With `cma`,
+  // probes whether every local rank may read its peers' private memory (see cma.hpp).
+  NodeShm(MPI_Comm node, std::vector<int> members, size_t heap_bytes, size_t staging_bytes,
+          bool cma = true);
   ~NodeShm();
   NodeShm(const NodeShm&) = delete;
   NodeShm& operator=(const NodeShm&) = delete;
@@ -132,8 +134,14 @@ class NodeShm {
   BufferRef describe(const void* p, size_t bytes) const;
   // Where a buffer described by a peer is in this process; null when not shared.
   std::byte* map(const BufferRef& ref) const;
-  // Copies from a peer's buffer: memcpy when shared, process_vm_readv otherwise.
+  // Copies from a peer's buffer: memcpy when shared, process_vm_readv otherwise (only
+  // when cma(): the algorithms that need it check first).
   void read(void* dst, const BufferRef& src, size_t offset, size_t bytes) const;
+  // Whether every local rank may read every other's private memory (agreed on the node),
+  // and why (not); private buffers take the pipelined staging copy or MPI without it.
+  bool cma() const { return cma_; }
+  const std::string& cma_status() const { return cma_status_; }
+  bool is_shared(const void* p) const { return describe(p, 1).segment >= 0; }
   pid_t pid(int local) const;
 
   // Called on every unsuccessful poll while waiting on peers; `polls` counts them. Every
@@ -153,6 +161,7 @@ class NodeShm {
   struct Header;
   Header& header(int local) const;
   void check_peers_now() const;
+  void probe_cma(MPI_Comm node, bool wanted);
   static constexpr uint64_t kPollsPerCheck = 64;
 
   int local_rank_ = 0;
@@ -162,6 +171,8 @@ class NodeShm {
   std::mutex heap_mu_;
   std::map<size_t, size_t> free_;  // offset -> bytes, in this rank's heap
   std::map<size_t, size_t> used_;
+  bool cma_ = false;
+  std::string cma_status_;
   bool holds_lifeline_ = false;  // this rank's own robust mutex, locked by `owner_`
   pthread_t owner_{};
 };

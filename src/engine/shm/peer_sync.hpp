@@ -1,8 +1,8 @@
 // Waiting on the other local ranks through their operation slots, without blocking.
 #pragma once
 
-#include "engine/shm/node_shm.hpp"
 #include "core/errors.hpp"
+#include "engine/shm/node_shm.hpp"
 
 namespace cb::engine {
 

@@ -1,6 +1,7 @@
 // Bcast among the ranks of a node through shared memory: every rank copies the root's
-// buffer in chunks, straight from it when it lies in shared memory; otherwise the root
-// stages chunks through a ring of slots in its staging space and readers follow behind.
+// buffer in chunks, straight from it when it lies in shared memory or (direct) with
+// cross-memory attach; otherwise the root stages chunks through a ring of slots in its
+// staging space and readers follow behind.
 #include <algorithm>
 #include <cstring>
 
@@ -12,8 +13,13 @@ namespace {
 
 class ShmBcast final : public Pollable {
  public:
-  ShmBcast(NodeShm& shm, uint64_t op, void* buf, size_t bytes, int root)
-      : shm_(shm), sync_(shm, op), buf_(static_cast<std::byte*>(buf)), bytes_(bytes), root_(root) {
+  ShmBcast(NodeShm& shm, uint64_t op, void* buf, size_t bytes, int root, bool direct)
+      : shm_(shm),
+        sync_(shm, op),
+        buf_(static_cast<std::byte*>(buf)),
+        bytes_(bytes),
+        root_(root),
+        direct_(direct) {
     chunk_ = std::max<size_t>(1, std::min(shm_chunk_bytes(), shm.staging_bytes() / 2));
     slots_ = std::max<size_t>(1, shm.staging_bytes() / chunk_);
     chunks_ = (bytes_ + chunk_ - 1) / chunk_;
@@ -29,6 +35,7 @@ class ShmBcast final : public Pollable {
         case Phase::Peers:
           if (!sync_.reached_published(root_)) return false;
           shared_ = sync_.slot(root_).in.segment >= 0;
+          direct_ = direct_ || shared_;
           phase_ = c_ < chunks_ ? Phase::Chunk : Phase::Finish;
           break;
         case Phase::Chunk:
@@ -55,7 +62,7 @@ class ShmBcast final : public Pollable {
   }
 
   bool stage() {
-    if (shared_) {  // readers copy straight from my buffer: nothing to stage
+    if (direct_) {  // readers copy straight from my buffer: nothing to stage
       c_ = chunks_ - 1;
       sync_.publish(&OpSlot::staged, chunks_);
       sync_.publish(&OpSlot::gathered, chunks_);
@@ -70,8 +77,10 @@ class ShmBcast final : public Pollable {
 
   bool copy() {
     if (!sync_.reached(root_, &OpSlot::staged, c_ + 1)) return false;
-    const std::byte* src = shared_ ? shm_.map(sync_.slot(root_).in) + c_ * chunk_ : slot(c_);
-    std::memcpy(buf_ + c_ * chunk_, src, len(c_));
+    if (direct_)  // memcpy from shared memory, or process_vm_readv
+      shm_.read(buf_ + c_ * chunk_, sync_.slot(root_).in, c_ * chunk_, len(c_));
+    else
+      std::memcpy(buf_ + c_ * chunk_, slot(c_), len(c_));
     sync_.publish(&OpSlot::gathered, c_ + 1);
     return true;
   }
@@ -82,14 +91,15 @@ class ShmBcast final : public Pollable {
   size_t bytes_;
   int root_;
   size_t chunk_ = 1, slots_ = 1, chunks_ = 0, c_ = 0;
-  bool shared_ = false;
+  bool shared_ = false, direct_ = false;
   Phase phase_ = Phase::Publish;
 };
 
 }  // namespace
 
-std::unique_ptr<Pollable> shm_bcast(NodeShm& shm, uint64_t op, void* buf, size_t bytes, int root) {
-  return std::make_unique<ShmBcast>(shm, op, buf, bytes, root);
+std::unique_ptr<Pollable> shm_bcast(NodeShm& shm, uint64_t op, void* buf, size_t bytes, int root,
+                                    bool direct) {
+  return std::make_unique<ShmBcast>(shm, op, buf, bytes, root, direct);
 }
 
 }  // namespace cb::engine

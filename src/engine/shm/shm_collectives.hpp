@@ -5,8 +5,8 @@
 
 #include <memory>
 
-#include "engine/schedule.hpp"
 #include "core/vcounts.hpp"
+#include "engine/schedule.hpp"
 #include "engine/shm/node_shm.hpp"
 
 namespace cb::engine {
@@ -18,15 +18,19 @@ enum class ShmReduceMode {
 };
 
 // out = reduction of every local rank's `in` (in may equal out), pipelined in chunks of
-// CB_SHM_CHUNK_BYTES (256 KiB) that stay in cache.
-// ToLeader gathers the result on local rank `root` (0 unless given).
+// CB_SHM_CHUNK_BYTES (256 KiB) that stay in cache; private inputs are staged through
+// shared memory, or with `direct` (needs shm.cma(), Scatter or ToLeader) read where they
+// lie with cross-memory attach (shm_reduce_direct.hpp). All local ranks pass the same
+// `direct`. ToLeader gathers the result on local rank `root` (0 unless given).
 std::unique_ptr<Pollable> shm_reduce(NodeShm& shm, uint64_t op, const void* in, void* out,
                                      size_t count, Dtype dt, Op rop, ShmReduceMode mode,
-                                     int root = 0);
+                                     int root = 0, bool direct = false);
 
 // Every local rank receives `bytes` of local rank `root`'s buffer, copied straight from it
-// (or through the root's staging slots when it is not in shared memory).
-std::unique_ptr<Pollable> shm_bcast(NodeShm& shm, uint64_t op, void* buf, size_t bytes, int root);
+// when it is in shared memory or with `direct` (cross-memory attach, needs shm.cma()),
+// else through the root's staging slots. All local ranks pass the same `direct`.
+std::unique_ptr<Pollable> shm_bcast(NodeShm& shm, uint64_t op, void* buf, size_t bytes, int root,
+                                    bool direct = false);
 
 // Block j of rank i's `in` goes to block i of rank j's `out`; each rank copies its blocks
 // straight from the others' buffers. in == out is allowed (in place).

@@ -12,6 +12,7 @@
 #include "engine/settings.hpp"
 #include "engine/shm/peer_sync.hpp"
 #include "engine/shm/shm_collectives.hpp"
+#include "engine/shm/shm_reduce_direct.hpp"
 
 namespace cb::engine {
 
@@ -24,7 +25,7 @@ namespace {
 class ShmReduce final : public Pollable {
  public:
   ShmReduce(NodeShm& shm, uint64_t op, const void* in, void* out, size_t count, Dtype dt, Op rop,
-            ShmReduceMode mode, int root)
+            ShmReduceMode mode, int root, bool direct)
       : shm_(shm),
         sync_(shm, op),
         in_(in),
@@ -34,6 +35,7 @@ class ShmReduce final : public Pollable {
         op_(rop),
         mode_(mode),
         root_(root),
+        direct_wanted_(direct && mode != ShmReduceMode::Flat),
         w_(dtype_size(dt)) {
     // Four slots per rank (2 inputs, 2 results) must fit in its staging space.
     chunk_ = std::max<size_t>(1, std::min(shm_chunk_bytes(), shm.staging_bytes() / 4) / w_);
@@ -53,6 +55,11 @@ class ShmReduce final : public Pollable {
         }
         case Phase::Peers:
           if (!sync_.peers_published()) return false;
+          if (direct_wanted_) {
+            direct_ = reduce_direct(shm_, sync_, in_, out_, count_, dt_, op_, mode_, root_);
+            phase_ = Phase::Direct;
+            break;
+          }
           if (!chunks_) sync_.publish(&OpSlot::gathered, 0);  // nothing to do, say so
           phase_ = chunks_ ? Phase::Stage : Phase::Finish;
           break;
@@ -72,6 +79,10 @@ class ShmReduce final : public Pollable {
           if (!sync_.all_reached(&OpSlot::gathered, chunks_)) return false;
           phase_ = Phase::Done;
           return true;
+        case Phase::Direct:  // private buffers read with cross-memory attach instead
+          if (!direct_->advance()) return false;
+          phase_ = Phase::Done;
+          return true;
         case Phase::Done:
           return true;
       }
@@ -79,7 +90,7 @@ class ShmReduce final : public Pollable {
   }
 
  private:
-  enum class Phase { Publish, Peers, Stage, Reduce, Gather, Finish, Done };
+  enum class Phase { Publish, Peers, Stage, Reduce, Gather, Finish, Direct, Done };
 
   size_t chunk_len(size_t c) const { return std::min(chunk_, count_ - c * chunk_); }
   bool shared_in(int r) { return sync_.slot(r).in.segment >= 0; }
@@ -174,16 +185,18 @@ class ShmReduce final : public Pollable {
   Op op_;
   ShmReduceMode mode_;
   int root_;
+  bool direct_wanted_;
   size_t w_, chunk_ = 1, chunks_ = 0, c_ = 0;
   Phase phase_ = Phase::Publish;
+  std::unique_ptr<Pollable> direct_;
 };
 
 }  // namespace
 
 std::unique_ptr<Pollable> shm_reduce(NodeShm& shm, uint64_t op, const void* in, void* out,
-                                     size_t count, Dtype dt, Op rop, ShmReduceMode mode,
-                                     int root) {
-  return std::make_unique<ShmReduce>(shm, op, in, out, count, dt, rop, mode, root);
+                                     size_t count, Dtype dt, Op rop, ShmReduceMode mode, int root,
+                                     bool direct) {
+  return std::make_unique<ShmReduce>(shm, op, in, out, count, dt, rop, mode, root, direct);
 }
 
 }  // namespace cb::engine

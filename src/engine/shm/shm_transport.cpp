@@ -1,5 +1,6 @@
 #include "engine/shm/shm_transport.hpp"
 
+#include <cstdint>
 #include <cstring>
 #include <set>
 
@@ -18,7 +19,7 @@ ShmTransport::ShmTransport(NodeShm& shm)
       sends_(static_cast<size_t>(shm.local_size())),
       recvs_(static_cast<size_t>(shm.local_size())),
       next_message_(static_cast<size_t>(shm.local_size()), 0),
-      cma_bytes_(engine_settings().shm_cma_bytes) {}
+      cma_bytes_(shm.cma() ? engine_settings().shm_cma_bytes : SIZE_MAX) {}
 
 // The sender retires descriptors in order once receivers have completed them.
 void ShmTransport::retire(Channel& ch) {
