@@ -2,6 +2,7 @@
 # Plots and a comparison summary for a results directory (as scripts/sweep.sh writes it):
 #   scripts/plots.sh RESULTS_DIR [BASELINE_BACKEND]
 # RESULTS_DIR/plots/<benchmark>.<figure>.{png,svg}   plot.py --per-benchmark
+# RESULTS_DIR/plots/<benchmark>.algos.<figure>.*      each --algo all sweep, per algorithm
 # RESULTS_DIR/plots/side-by-side.<benchmark>.*       the backends alone, without variants
 # RESULTS_DIR/summary.md, summary.json               compare.py --baseline-backend (mpi)
 # RESULTS_DIR/replay.md, plots/replay.steps.*         replay_table.py (appended to summary.md)
@@ -31,12 +32,15 @@ if [ ${#others[@]} -gt 0 ]; then
     --skip-invalid --md "$dir/summary.md" --json "$dir/summary.json" "${others[@]}" || status=$?
 fi
 # Backends alone (no engine variants), one figure set per benchmark, for files named as
-# sweep.sh names them (<bench>.<backend>.<memory>.json).
+# sweep.sh names them (<bench>.<backend>.<memory>.json); with the copy bound (copy_bw.json,
+# which the per-benchmark plots above take from the file list).
+copy=()
+[ -f "$dir/copy_bw.json" ] && copy=(--copy-bw "$dir/copy_bw.json")
 for b in latency bw bibw mbw_mr allreduce bcast alltoall allgather reduce_scatter; do
   mapfile -t main < <(ls "$dir/$b".{mpi,engine,nccl}.*.json 2>/dev/null || true)
   if [ ${#main[@]} -gt 1 ]; then
-    "$py" "$here/plot.py" --skip-invalid --prefix "side-by-side.$b." -o "$dir/plots" \
-      "${main[@]}" >/dev/null || status=$?
+    "$py" "$here/plot.py" --skip-invalid "${copy[@]}" --prefix "side-by-side.$b." \
+      -o "$dir/plots" "${main[@]}" >/dev/null || status=$?
   fi
 done
 if [ ${#replays[@]} -gt 0 ]; then

@@ -13,10 +13,10 @@ a collbench.tuning/1 table whose rules are tried in order:
   3. the MPI-transport winners (shared memory off or unavailable),
 
 each for the measured rank count, followed by fixed rules for other rank counts (GENERAL:
-the usual crossovers; one small machine cannot measure them). Before them come the sizes
-where a single-copy "cma" algorithm wins on private buffers (PLAIN: measured with
---alloc plain, as a program's own memory): those rules cannot run on buffers in the
-engine's shared memory, which fall through to the tiers above. Rules for other memory kinds
+the usual crossovers; one small machine cannot measure them). Before them come the
+winners on private buffers (measured with --alloc plain, as a program's own memory, for
+which the engine's shared-memory algorithms must stage or use cross-memory attach), as
+rules with "buffers": "private" that buffers in the engine's shared heap skip. Rules for other memory kinds
 (device buffers) and the "parameters" object (the hierarchical algorithms' thresholds) are
 kept from the previous table at --out.
 
@@ -34,7 +34,6 @@ COLLS = {"allreduce": "4:64M", "bcast": "4:64M", "alltoall": "4:4M",
          "allgather": "4:16M", "reduce_scatter": "4:16M",
          "reduce": "4:64M", "alltoallv": "4:4M", "barrier": None}  # barrier: no sizes
 HIERARCHICAL = {"allreduce", "bcast"}  # tried between the shared-memory and MPI tiers
-PLAIN = {"allreduce", "reduce", "bcast"}  # have a "cma" algorithm for private buffers
 TIERS = {  # name: (CB_ENGINE_SHM, extra options)
     "plain": (True, ["--alloc", "plain"]),
     "shm": (True, []),
@@ -193,8 +192,8 @@ def main():
         for tier, (shm, extra) in TIERS.items():
             paths = []
             for coll, sizes in COLLS.items():
-                if tier == "plain" and coll not in PLAIN:
-                    continue
+                if tier == "plain" and sizes is None:
+                    continue  # barrier: no buffers
                 paths.append(os.path.join(a.workdir, f"{coll}.engine.{tier}.all.json"))
                 measure(a.build, coll, a.ranks, sizes, a.iterations, paths[-1], a.mpirun, shm,
                         extra)
@@ -211,8 +210,8 @@ def main():
                 fail(f"{coll}: no results with an algorithm (was it run with --algo all?)")
             if tier == "noshm" and coll in HIERARCHICAL:
                 rules.append({"coll": coll, "mem": "host", "algo": "hierarchical"})
-            if tier == "plain":  # only where single copy wins; the rest falls through
-                rules += [r for r in rules_for(coll, wins, a.ranks) if r["algo"] == "cma"]
+            if tier == "plain":  # for private buffers only; shared ones fall through
+                rules += [dict(r, buffers="private") for r in rules_for(coll, wins, a.ranks)]
             else:
                 rules += rules_for(coll, wins, a.ranks) + general_rules(coll, tier)
             measured[f"{coll}.{tier}"] = [{"bytes": b, "algo": al, "p50_us": round(t, 3)}

@@ -234,6 +234,11 @@ json to_json(const Trace& trace) {
 }
 
 void save_trace(const Trace& trace, const std::string& path) {
+  // The format needs at least one op (parse_trace_json refuses an empty list): a file
+  // without any could not be read back, so none is written (the recorder on a rank that
+  // issued no collective says so).
+  if (trace.ops.empty())
+    fail(path, "nothing to write: no operation (a trace needs at least one), so no file");
   // Hand-laid-out so that each op is one line: diffable and greppable.
   const nlohmann::ordered_json header = header_to<nlohmann::ordered_json>(trace);
   std::ostringstream out;

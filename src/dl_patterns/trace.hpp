@@ -69,7 +69,8 @@ nlohmann::json to_json(const Trace& trace);
 // PARAM basic records (sizes in elements), for replay with PARAM's commsTraceReplay.py.
 // alltoall, allgather and reduce_scatter need trace.world_size to compute their sizes.
 nlohmann::json to_param_basic(const Trace& trace);
-// Writes the collbench JSON, one op per line; throws TraceError if the file cannot be written.
+// Writes the collbench JSON, one op per line; throws TraceError if the file cannot be written,
+// or if the trace has no op (the format needs one; nothing is written then).
 void save_trace(const Trace& trace, const std::string& path);
 
 }  // namespace cb::dl

@@ -6,6 +6,8 @@
 #include <nlohmann/json.hpp>
 
 #include "core/errors.hpp"
+#include "engine/group.hpp"
+#include "engine/shm/node_shm.hpp"
 
 namespace cb::engine {
 namespace {
@@ -18,7 +20,7 @@ Rule parse_rule(const nlohmann::json& j, const std::string& origin, size_t i) {
   if (!j.is_object()) bad(origin, i, "must be an object");
   for (const auto& [key, value] : j.items())
     if (key != "coll" && key != "mem" && key != "ranks" && key != "min_bytes" &&
-        key != "max_bytes" && key != "algo" && key != "comment")
+        key != "max_bytes" && key != "algo" && key != "buffers" && key != "comment")
       bad(origin, i, "unknown field \"" + key + "\"");
   Rule r{};
   const auto text = [&](const char* key) {
@@ -53,6 +55,15 @@ Rule parse_rule(const nlohmann::json& j, const std::string& origin, size_t i) {
       bad(origin, i, std::string("field \"") + key + "\" must be a byte count or null");
     return v.get<size_t>();
   };
+  if (j.contains("buffers")) {
+    const std::string b = text("buffers");
+    if (b == "private")
+      r.buffers = Buffers::Private;
+    else if (b == "shared")
+      r.buffers = Buffers::Shared;
+    else if (b != "any")
+      bad(origin, i, "field \"buffers\" must be \"private\", \"shared\" or \"any\"");
+  }
   r.min_bytes = bytes_field("min_bytes", 0);
   r.max_bytes = bytes_field("max_bytes", SIZE_MAX);
   if (r.min_bytes > r.max_bytes) bad(origin, i, "\"min_bytes\" is larger than \"max_bytes\"");
@@ -100,6 +111,10 @@ TuningParameters parse_parameters(const nlohmann::json& j, const std::string& or
   return p;
 }
 
+const char* to_string(Buffers b) {
+  return b == Buffers::Private ? "private" : b == Buffers::Shared ? "shared" : "any";
+}
+
 }  // namespace
 
 TuningTable TuningTable::parse(const nlohmann::json& doc, const std::string& origin) {
@@ -143,6 +158,7 @@ void TuningTable::to_json(nlohmann::json& out) const {
                             {"min_bytes", r.min_bytes},
                             {"max_bytes", r.max_bytes == SIZE_MAX ? nlohmann::json(nullptr)
                                                                   : nlohmann::json(r.max_bytes)},
+                            {"buffers", to_string(r.buffers)},
                             {"algo", r.algo->name}});
   out["parameters"] = nlohmann::json::object();  // all of them, as in force
   for (const ParameterField& f : kParameters) out["parameters"][f.name] = parameters_.*(f.field);
@@ -154,8 +170,12 @@ const Algorithm* select_algorithm(const std::vector<Rule>& pruned, const CollArg
   const auto runs = [&](const Algorithm* a) {
     return !a->cannot_run || a->cannot_run(args, group).empty();
   };
+  const Buffers kind = group.shm() && group.shm()->is_shared(args.recv.ptr) ? Buffers::Shared
+                                                                          : Buffers::Private;
   for (const Rule& r : pruned)
-    if (r.min_bytes <= bytes && bytes <= r.max_bytes && runs(r.algo)) return r.algo;
+    if ((r.buffers == Buffers::Any || r.buffers == kind) && r.min_bytes <= bytes &&
+        bytes <= r.max_bytes && runs(r.algo))
+      return r.algo;
   for (const Algorithm* a : all_algorithms())
     if (a->coll == args.coll && runs(a)) return a;
   return nullptr;

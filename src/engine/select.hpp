@@ -1,7 +1,9 @@
 // Table-driven algorithm selection. The tuning table is a flat list of rules
 //   {"coll": "allreduce", "mem": "host", "ranks": [2, 8], "min_bytes": 0,
 //    "max_bytes": 8192, "algo": "..."}
-// ("ranks" optional: any; "min_bytes" optional: 0; "max_bytes": null = no limit). For one
+// ("ranks" optional: any; "min_bytes" optional: 0; "max_bytes": null = no limit; "buffers"
+// optional: "private" limits a rule to buffers outside the engine's shared heap, a
+// program's own memory or --alloc plain, "shared" to buffers in it). For one
 // communicator the rules of each (collective, memory kind) that cover its rank count are
 // kept in table order; a call takes the first of them whose size range holds its message
 // size and whose algorithm can run here. So a table lists, for each size range, the
@@ -23,9 +25,14 @@
 
 namespace cb::engine {
 
+// Where a call's buffers lie, for rules measured on one kind (every rank passes the same
+// kind: the benchmarks' --alloc; a program's buffers are all private).
+enum class Buffers { Any, Private, Shared };
+
 struct Rule {
   Coll coll;
   Mem mem;
+  Buffers buffers = Buffers::Any;
   int min_ranks = 1, max_ranks = 1 << 30;
   size_t min_bytes = 0;
   size_t max_bytes = SIZE_MAX;

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <limits>
 #include <string_view>
@@ -16,6 +17,7 @@
 #include "gpu/device.hpp"
 #include "harness/environment.hpp"
 #include "harness/interrupt.hpp"
+#include "harness/progress.hpp"
 #include "harness/runner.hpp"
 #include "harness/stats.hpp"
 #include "harness/watchdog.hpp"
@@ -60,7 +62,10 @@ void check_same_options(const Control& ctl, const Options& opt) {
 }
 
 std::string backend_line(const Backend& be, const BackendDescription& about) {
-  return "# Backend: " + be.name() + " (" + about.library_version + ")";
+  std::string line = "# Backend: " + be.name() + " (" + about.library_version + ")";
+  if (const char* preload = std::getenv("LD_PRELOAD"); preload && *preload)
+    line += std::string(", under LD_PRELOAD=") + preload;
+  return line;
 }
 
 std::string ranks_line(const Control& ctl) {
@@ -85,11 +90,14 @@ std::string repeat_line(const Options& opt) {
 // One point: --repeat passes of Runner::measure(), each under the watchdog. With more
 // than one pass, the median pass (by pass_us, rank 0's times, so every rank picks the same
 // one) is reported, with the spread in the record ("repeat") and, with -f, in the table.
-SizeOutcome measure_point(const RunContext& rc, Runner& runner, const Point& point, Watchdog& dog) {
+// before_pass(k) runs before pass k (the progress line).
+SizeOutcome measure_point(const RunContext& rc, Runner& runner, const Point& point, Watchdog& dog,
+                          const std::function<void(int)>& before_pass) {
   const int passes = rc.opt.repeat;
   std::vector<SizeOutcome> outs;
   outs.reserve(static_cast<size_t>(passes));
   for (int k = 0; k < passes; ++k) {
+    before_pass(k);
     Point pass = point;
     pass.validate = k == passes - 1;  // -c: data checked once, after the last pass
     dog.arm("message size " + std::to_string(point.bytes) + " B" +
@@ -128,9 +136,18 @@ SizeOutcome measure_point(const RunContext& rc, Runner& runner, const Point& poi
 
 int sweep(const RunContext& rc, Runner& runner, Table& table, Report& report, Watchdog& dog) {
   long long failed_sizes = 0;
-  for (const Point& point : runner.points()) {
+  const std::vector<Point> points = runner.points();
+  std::vector<double> work;
+  for (const Point& point : points) work.push_back(point_work(rc.opt, point.bytes));
+  Progress progress(Progress::wanted(rc.ctl.is_root(), rc.opt), std::move(work), rc.opt.repeat);
+  for (size_t i = 0; i < points.size(); ++i) {
+    const Point& point = points[i];
     const size_t bytes = point.bytes;
-    SizeOutcome out = measure_point(rc, runner, point, dog);
+    std::string what = runner.show_size() ? progress_bytes(bytes) : std::string(rc.desc.name);
+    if (!point.algo.empty()) what += " " + point.algo;
+    SizeOutcome out =
+        measure_point(rc, runner, point, dog, [&](int pass) { progress.show(i, pass, what); });
+    progress.clear();  // the row below may go to the same terminal
     if (rc.opt.validate) {
       out.cells.push_back({"Validation", 0, 0, out.wrong ? "Fail" : "Pass"});
       out.record["validation"] = {

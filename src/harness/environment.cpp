@@ -1,5 +1,7 @@
 #include "harness/environment.hpp"
 
+#include <cstdlib>
+
 #include <sys/utsname.h>
 #include <time.h>
 
@@ -90,6 +92,10 @@ void describe_environment(const Control& ctl, nlohmann::json& out) {
                   {"resolution_ns", res.tv_sec * 1e9 + static_cast<double>(res.tv_nsec)},
                   {"read_overhead_ns", clock_read_ns()}};
   out["wait_mode"] = ctl.wait_mode() == WaitMode::Yield ? "yield" : "spin";
+  // A run under LD_PRELOAD (the engine's preload, the recorder) is not the MPI library's
+  // own: recorded so that its figures are never taken for MPI's.
+  if (const char* preload = std::getenv("LD_PRELOAD"); preload && *preload)
+    out["ld_preload"] = preload;
   nlohmann::json gpu;
   gpu::describe(gpu);
   out["gpu"] = gpu;

@@ -1,6 +1,7 @@
 // The collbench trace JSON: valid input, defaults, round trips and format detection.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 
@@ -124,6 +125,16 @@ TEST(TraceJson, SaveAndLoadRoundTripsOneOpPerLine) {
 TEST(TraceJson, SaveReportsUnwritablePath) {
   EXPECT_TRACE_ERROR(save_trace(rich_trace(), "/nonexistent-dir/x.json"),
                      "/nonexistent-dir/x.json: cannot open");
+}
+
+TEST(TraceJson, SaveRefusesAnEmptyTrace) {
+  // The reader refuses "ops": [], so the writer must not produce it (the recorder on a rank
+  // that issued no collective).
+  TempFile file("empty.json", "");
+  std::remove(file.path().c_str());
+  EXPECT_TRACE_ERROR(save_trace(Trace{"app", "recorder", 2, {}}, file.path()),
+                     "nothing to write: no operation");
+  EXPECT_FALSE(std::ifstream(file.path()).good()) << "no file may be left behind";
 }
 
 TEST(TraceJson, LoadDetectsFormatByContent) {

@@ -258,6 +258,31 @@ TEST_F(Selection, PicksByRankRangeAndSizeAndFallsBack) {
   EXPECT_EQ(select_algorithm({}, a, comm)->coll, Coll::Allreduce);
 }
 
+TEST_F(Selection, BuffersFieldLimitsARuleToPrivateOrSharedBuffers) {
+  using nlohmann::json;
+  // This group has no shared memory: every buffer is private to its rank.
+  const json doc = {
+      {"rules",
+       {{{"coll", "allreduce"}, {"mem", "host"}, {"buffers", "shared"}, {"algo", "ring"}},
+        {{"coll", "allreduce"}, {"mem", "host"}, {"buffers", "private"}, {"algo", "rabenseifner"}},
+        {{"coll", "allreduce"}, {"mem", "host"}, {"algo", "recursive_doubling"}}}}};
+  const TuningTable t = TuningTable::parse(doc, "t.json");
+  const auto rules = t.prune(Coll::Allreduce, Mem::Host, 1);
+  std::vector<float> buf(64);
+  CollArgs a{.coll = Coll::Allreduce, .count = 64, .dtype = Dtype::Float};
+  a.recv = {buf.data(), buf.size() * sizeof(float), Mem::Host};
+  EXPECT_EQ(select_algorithm(rules, a, comm)->name, "rabenseifner");
+  EXPECT_EQ(select_algorithm({rules[0], rules[2]}, a, comm)->name, "recursive_doubling");
+  nlohmann::json out;
+  t.to_json(out);
+  EXPECT_EQ(out["rules"][0]["buffers"], "shared");
+  EXPECT_EQ(out["rules"][2]["buffers"], "any");
+  EXPECT_EQ(TuningTable::parse(out, "round trip").rules()[1].buffers, Buffers::Private);
+  json bad = doc;
+  bad["rules"][0]["buffers"] = "pinned";
+  EXPECT_NE(parse_error(bad).find("rules[0]: field \"buffers\" must be"), std::string::npos);
+}
+
 TEST_F(Selection, FirstRuleInTableOrderWhoseRangeHoldsTheSizeAndWhichCanRun) {
   using nlohmann::json;
   const json doc = {

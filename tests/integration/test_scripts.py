@@ -44,7 +44,9 @@ def scripts_plot_real_results(env):
                                       "latency.svg"], f"unexpected plots: {os.listdir(out)}")
     with open(os.path.join(out, "latency.svg")) as f:
         svg = f.read()
-    check("mpi (MPICH" in svg and "Latency (µs)" in svg, "legend/axis label missing in SVG")
+    # one curve: the legend names the backend, the subtitle its library
+    check("<!-- mpi -->" in svg and "<!-- MPICH" in svg and "Latency (µs)" in svg,
+          "legend/subtitle/axis label missing in SVG")
 
 
 @case
@@ -169,13 +171,21 @@ def scripts_collective_results(env):
     p = script("plot.py", ["--per-benchmark", "-o", out, *files.values()], python=python)
     check(p.returncode == 0, p.stderr)
     want = {f"{b}.{f}.{e}" for b, f in (("allreduce", "latency"), ("allreduce", "busbw"),
-                                        ("allreduce", "algbw"), ("iallreduce", "latency"),
+                                        ("allreduce", "algbw"), ("allreduce", "algos.latency"),
+                                        ("allreduce", "algos.busbw"),
+                                        ("allreduce", "algos.algbw"), ("iallreduce", "latency"),
                                         ("iallreduce", "overlap")) for e in ("png", "svg")}
     check(set(os.listdir(out)) == want, f"plots {sorted(os.listdir(out))}")
+    # the comparison: one curve per run, the --algo all run as its tuning table's choice
+    # (SVG comments write '--' as '- -'); its algorithms in a figure of their own
     with open(os.path.join(out, "allreduce.busbw.svg")) as f:
         svg = f.read()
+    check("<!-- engine (table's choice from - -algo all) -->" in svg
+          and "<!-- MPICH" in svg, "comparison legend")
+    with open(os.path.join(out, "allreduce.algos.busbw.svg")) as f:
+        svg = f.read()
     for algo in algos:
-        check(f"engine/{algo} (collbench engine" in svg, f"no legend entry for {algo}")
+        check(f"<!-- engine: {algo} -->" in svg, f"no legend entry for {algo}")
 
 
 @case

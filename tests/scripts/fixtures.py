@@ -12,24 +12,50 @@ SYSTEM_PYTHON = "/usr/bin/python3"
 
 
 def document(benchmark, backend, records, library="MPICH Version: 4.0.2", host="node1",
-             nranks=4, status="complete", dtype="float", op="sum", algo=""):
+             nranks=4, status="complete", dtype="float", op="sum", algo="", options=None,
+             backend_fields=None, revision="abc1234"):
+    """`options`, `backend_fields`: more (or other) fields of `options` and `backend`
+    (`{"alloc": "plain"}`, `{"shared_memory": "off (CB_ENGINE_SHM=0)"}`)."""
     return {
         "schema": "collbench.result/1",
         "benchmark": {"name": benchmark, "title": benchmark.title() + " Test",
                       "executable": "cb_" + benchmark},
-        "backend": {"name": backend, "library": library},
+        "backend": {"name": backend, "library": library, **(backend_fields or {})},
         "argv": ["cb_" + benchmark],
         "options": {"backend": backend, "dtype": dtype, "op": op, "buffers": ["host", "host"],
-                    "accelerator": "host", "algo": algo},
+                    "accelerator": "host", "algo": algo, "alloc": "backend",
+                    **(options or {})},
         "start_time": "2025-01-01T00:00:00Z", "end_time": "2025-01-01T00:01:00Z",
         "environment": {"hostname": host, "nranks": nranks, "nodes": 1,
                         "hosts": [{"name": host, "ranks": list(range(nranks))}],
                         "mpi": {"library": "MPICH Version: 4.0.2", "standard": "4.0"},
+                        "collbench": {"version": "0.1.0", "git_revision": revision},
                         "wait_mode": "spin"},
         "results": records,
         "status": status,
         "complete": status in ("complete", "validation_failed"),
     }
+
+
+ENGINE = "collbench engine 0.1.0, transport: shared memory + MPI point-to-point"
+
+# A tuning table as the engine writes it (backend.tuning): for allreduce on host memory,
+# recursive_doubling up to 4 KiB and ring above, at any rank count.
+TUNING = {"origin": "test", "rules": [
+    {"coll": "allreduce", "mem": "host", "ranks": [1, 1 << 30], "min_bytes": 0,
+     "max_bytes": 4096, "algo": "recursive_doubling"},
+    {"coll": "allreduce", "mem": "host", "ranks": [1, 1 << 30], "min_bytes": 4097,
+     "max_bytes": None, "algo": "ring"}]}
+
+
+def copy_bw_document(host="node1", rows=((1 << 20, 40.0, 60.0), (64 << 20, 10.0, 16.0)),
+                     threads=4):
+    """cb_copybw's result: (bytes, 1-thread GB/s, all-threads GB/s) per size."""
+    doc = document("copy_bw", "memcpy", [], library="glibc memcpy", host=host, nranks=1)
+    doc["benchmark"]["executable"] = "cb_copybw"
+    doc["results"] = [{"bytes": b, "copy_GBps_1_thread": one, "copy_GBps_all_threads": every,
+                       "threads": threads, "piece_bytes": 262144} for b, one, every in rows]
+    return doc
 
 
 def latency_record(size, avg):
@@ -89,7 +115,8 @@ def with_repeat(record, figure, pass_us, reported):
 
 
 def collective_files(dirname):
-    """allreduce on mpi, engine (two algorithms in one file) and nccl; iallreduce; replay."""
+    """allreduce on mpi, engine (two algorithms in one file, --algo all, with its tuning
+    table) and nccl; iallreduce; replay."""
     sizes = [4 << k for k in range(0, 21, 2)]  # 4 B .. 4 MiB
     docs = {
         "allreduce.mpi.json": document("allreduce", "mpi",
@@ -98,7 +125,7 @@ def collective_files(dirname):
             "allreduce", "engine",
             [coll_record(s, 3.0 + s / 6e3, "ring") for s in sizes]
             + [coll_record(s, 1.5 + s / 4e3, "recursive_doubling") for s in sizes],
-            library="collbench engine 0.1.0", algo="all"),
+            library=ENGINE, algo="all", backend_fields={"tuning": TUNING}),
         "allreduce.nccl.json": document("allreduce", "nccl",
                                         [coll_record(s, 20.0 + s / 2e4) for s in sizes],
                                         library="NCCL 2.28.9"),
