@@ -6,6 +6,9 @@
 # --quick: small sizes and few iterations, to check the whole pipeline fast.
 # Every size is measured in CB_REPEAT passes (default 3; --repeat): the JSON keeps each
 # pass's time, and summary.md marks sizes where two backends' passes overlap (~).
+# Before each benchmark run it prints which step of how many it is and an estimate of the
+# time left (the time per step so far); with stderr on a terminal, the benchmarks also draw
+# their progress line there (--progress: through mpirun their stderr is a pipe).
 set -euo pipefail
 build=$1
 out=$2
@@ -17,16 +20,36 @@ here=$(cd "$(dirname "$0")" && pwd)
 small=()
 [ "$quick" = "--quick" ] && small=(-m 4:64K -i 20 -x 2)
 repeat=(--repeat "${CB_REPEAT:-3}")
+progress=()
+[ -t 2 ] && progress=(--progress)  # the benchmarks' progress line, to this terminal
+
+# Steps: the benchmark runs below are gone through twice, first only counted (counting=1),
+# then run, each after a line saying which step of how many it is and the time left.
+counting=1 step=0 steps=0 started=0
+hms() {  # hms SECONDS: 42s, 3m05s, 1h02m
+  local s=$1
+  if [ "$s" -lt 60 ]; then printf '%ds' "$s"
+  elif [ "$s" -lt 3600 ]; then printf '%dm%02ds' $((s / 60)) $((s % 60))
+  else printf '%dh%02dm' $((s / 3600)) $((s % 3600 / 60)); fi
+}
+next_step() {  # next_step WHAT: counts a step; false while counting, so that it is not run
+  step=$((step + 1))
+  [ "$counting" = 1 ] && return 1
+  local elapsed=$(($(date +%s) - started)) left=""
+  # the time per step so far, times the steps left (this one included)
+  [ "$step" -gt 1 ] && left=", about $(hms $((elapsed * (steps - step + 1) / (step - 1)))) left"
+  echo "== sweep: step $step of $steps, $(hms "$elapsed") elapsed$left: $*"
+}
 
 run() {  # run NP BENCH BACKEND TAG [args...]
   local np=$1 bench=$2 backend=$3 tag=$4
   shift 4
+  next_step "cb_$bench --backend $backend $*" || return 0
   local name="$bench.$tag.host" sizes=("${small[@]}")
   # barrier has no message size (-m is refused): --quick keeps only its iterations
   if [ "$bench" = barrier ] && [ ${#sizes[@]} -gt 0 ]; then sizes=(-i 20 -x 2); fi
-  echo "== cb_$bench --backend $backend $*"
   if ! "$mpirun" -n "$np" "$build/cb_$bench" --backend "$backend" -J "$out/$name.json" \
-      "${repeat[@]}" "${sizes[@]}" "$@" | tee "$out/$name.txt"; then
+      "${repeat[@]}" "${sizes[@]}" "${progress[@]}" "$@" | tee "$out/$name.txt"; then
     echo "sweep: cb_$bench --backend $backend $* failed (see above); continuing" >&2
   fi
 }
@@ -44,6 +67,7 @@ fi
 # VM's speed drifts over minutes (see README, "Comparing backends"), and a ratio should
 # compare runs made under the same conditions.
 dev_of() { [ "$1" = nccl ] && echo "-d cuda" || true; }
+all_steps() {  # every benchmark run of the sweep (next_step: counted, or run)
 for bench in latency bw bibw mbw_mr; do
   for backend in mpi engine; do run 2 "$bench" "$backend" "$backend" -c; done
   # engine with plain (page-aligned heap) buffers instead of its shared-memory ones
@@ -90,10 +114,12 @@ if [ -x "$build/cb_replay" ]; then
           mem=host
           [ "$backend" = nccl ] && mem=cuda
           name="replay-$model-$fusion-$compute.$backend.$mem"
+          next_step "cb_replay --backend $backend --model $model --fusion $fusion" \
+            "--compute $compute" || continue
           # shellcheck disable=SC2046
           "$mpirun" -n 2 "$build/cb_replay" --backend "$backend" --model "$model" \
             --fusion "$fusion" --compute "$compute" "${iters[@]}" "${repeat[@]}" \
-            $(dev_of "$backend") \
+            $(dev_of "$backend") "${progress[@]}" \
             -J "$out/$name.json" | tee "$out/$name.txt" ||
             echo "sweep: cb_replay $backend $model $fusion $compute failed; continuing" >&2
         done
@@ -117,14 +143,20 @@ if [ -x "$build/cb_replay" ]; then
     for compute in none trace; do
       for backend in mpi engine; do  # host buffers: NCCL's device runs are in the GPU script
         name="replay-${spec#*|}-$compute.$backend.host"
+        next_step "cb_replay --backend $backend --model ${spec%|*} --compute $compute" || continue
         "$mpirun" -n 2 "$build/cb_replay" --backend "$backend" --model "${args[@]}" \
-          --compute "$compute" "${iters[@]}" "${repeat[@]}" -c \
+          --compute "$compute" "${iters[@]}" "${repeat[@]}" -c "${progress[@]}" \
           -J "$out/$name.json" | tee "$out/$name.txt" ||
           echo "sweep: cb_replay $backend ${spec%|*} $compute failed; continuing" >&2
       done
     done
   done
 fi
+}  # all_steps
+
+all_steps  # counting
+steps=$step counting=0 step=0 started=$(date +%s)
+all_steps
 
 bash "$here/plots.sh" "$out" mpi || echo "sweep: plots/summary incomplete (see above)" >&2
 echo "sweep: results in $out"

@@ -1,7 +1,10 @@
 #include "harness/options.hpp"
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -81,6 +84,98 @@ void require_utf8(int argc, const char* const* argv) {
   }
 }
 
+constexpr int kIntMax = std::numeric_limits<int>::max();
+
+// Option values are checked by CLI11 validators, with the message in collbench's words:
+// "must be ... (got 'VALUE')", which reworded() puts after every name of the option. (CLI11's
+// own reads "--window-size: Value 0 not in range 1 to 2147483647".)
+CLI::Validator worded(const CLI::Validator& check, const std::string& rule,
+                      const std::string& shown) {
+  return CLI::Validator(
+      [check, rule](std::string& value) {
+        std::string problem;
+        try {
+          problem = check(value);
+        } catch (const CLI::ValidationError& e) {
+          problem = e.what();
+        }
+        return problem.empty() ? problem : rule + " (got '" + value + "')";
+      },
+      shown);
+}
+
+// A whole number from `min` to int's largest (CLI::Range refuses "1.5", "abc", "1e99").
+CLI::Validator at_least(int min) {
+  return worded(CLI::Range(min, kIntMax),
+                "must be a whole number, " +
+                    (min == 0 ? std::string("not negative") : "at least " + std::to_string(min)),
+                ">= " + std::to_string(min));
+}
+
+// One of `words` (CLI::IsMember): "must be auto, spin or yield".
+CLI::Validator one_of(const std::vector<std::string>& words) {
+  std::string list;
+  for (size_t i = 0; i < words.size(); ++i)
+    list += (i == 0 ? "" : i + 1 == words.size() ? " or " : ", ") + words[i];
+  return worded(CLI::IsMember(words), "must be " + list, CLI::IsMember(words).get_description());
+}
+
+// A value one of collbench's own parsers accepts (types, reductions and memory kinds have
+// aliases and ignore case, which the parser knows: CLI::IsMember would repeat its table).
+template <typename Parse>
+CLI::Validator parsed_by(Parse parse, const std::string& rule, const std::string& shown) {
+  return CLI::Validator(
+      [parse, rule](std::string& value) {
+        return parse(value) ? std::string() : rule + " (got '" + value + "')";
+      },
+      shown);
+}
+
+// Every name of an option, each short name before its long one: "-i/--iterations/-n/--iters".
+std::string names_of(const CLI::Option& opt) {
+  const auto& shorts = opt.get_snames();
+  const auto& longs = opt.get_lnames();
+  std::string names;
+  for (size_t i = 0; i < std::max(shorts.size(), longs.size()); ++i) {
+    if (i < shorts.size()) names += (names.empty() ? "-" : "/-") + shorts[i];
+    if (i < longs.size()) names += (names.empty() ? "--" : "/--") + longs[i];
+  }
+  return names.empty() ? opt.get_name(true) : names;
+}
+
+std::string names_of(const CLI::App& app, const std::string& name) {
+  const CLI::Option* opt = app.get_option_no_throw(name);
+  return opt ? names_of(*opt) : name;
+}
+
+// CLI11's messages that name an option by one name ("--iterations: ...", "--minbytes
+// excludes --message-size") with every name of it, as collbench's own messages do.
+std::string reworded(const CLI::App& app, const CLI::ParseError& e) {
+  const std::string what = e.what();
+  if (dynamic_cast<const CLI::ValidationError*>(&e)) {
+    const size_t colon = what.find(": ");
+    if (colon != std::string::npos)
+      return names_of(app, what.substr(0, colon)) + " " + what.substr(colon + 2);
+  }
+  if (dynamic_cast<const CLI::ExcludesError*>(&e)) {
+    const size_t word = what.find(" excludes ");
+    if (word != std::string::npos)
+      return names_of(app, what.substr(0, word)) + " and " + names_of(app, what.substr(word + 10)) +
+             " cannot be given together: they set the same thing";
+  }
+  return what;
+}
+
+// A parser's UsageError ("invalid size '12Q' ...") with the option it came from before it.
+template <typename Fn>
+auto for_option(const std::string& names, Fn fn) {
+  try {
+    return fn();
+  } catch (const UsageError& e) {
+    throw UsageError(names + ": " + e.what());
+  }
+}
+
 }  // namespace
 
 std::string_view to_string(WaitSetting w) {
@@ -95,10 +190,24 @@ std::string_view to_string(WaitSetting w) {
   return "auto";
 }
 
+std::string_view to_string(ProgressSetting p) {
+  switch (p) {
+    case ProgressSetting::On:
+      return "on";
+    case ProgressSetting::Off:
+      return "off";
+    case ProgressSetting::Auto:
+      break;
+  }
+  return "auto";
+}
+
 void to_json(nlohmann::json& j, const Options& o) {
   j = {{"backend", o.backend},
        {"min_bytes", o.sizes.min},
        {"max_bytes", o.sizes.max},
+       {"step_factor", o.sizes.step_bytes > 0 ? size_t{1} : o.sizes.factor},
+       {"step_bytes", o.sizes.step_bytes},
        {"iterations", o.iterations},
        {"warmup", o.warmup},
        {"iterations_large", o.iterations_large},
@@ -111,6 +220,7 @@ void to_json(nlohmann::json& j, const Options& o) {
        {"json", o.json_path},
        {"time_limit_s", o.time_limit_s},
        {"wait", to_string(o.wait)},
+       {"progress", to_string(o.progress)},
        {"window", o.window},
        {"pairs", o.pairs},
        {"buffers", {to_string(o.side_mem[0]), to_string(o.side_mem[1])}},
@@ -146,46 +256,92 @@ ParseOutcome parse_options(const BenchDesc& desc, int argc, const char* const* a
   o.warmup = desc.defaults.warmup;
   o.iterations_large = desc.defaults.iterations_large;
   o.warmup_large = desc.defaults.warmup_large;
+  const bool pt2pt = desc.family == Family::Pt2pt;
 
   const std::string exe = "cb_" + std::string(desc.name);
   CLI::App app("collbench " + std::string(desc.title) + " (OMB-compatible options)", exe);
   app.set_version_flag("-v,--version", version_text());
 
-  std::string sizes, tails, accel = "host", wait = "auto", dtype = "float", op = "sum",
-                            root = "fixed:0", mem_limit = "1G", counts = "uniform";
+  std::string sizes, min_bytes, max_bytes, step_bytes, omb_buffers, tails,
+      accel = "host", wait = "auto", dtype = "float", op = "sum", root = "fixed:0",
+      mem_limit = "1G", counts = "uniform";
   std::vector<std::string> sides;
-  int iters = 0, warmup = 0, iters_large = 0, warmup_large = 0;
+  int iters = 0, warmup = 0, iters_large = 0, warmup_large = 0, step_factor = 2;
 
-  app.add_option("-m,--message-size", sizes, "[MIN:]MAX message size in bytes (K/M/G suffixes)");
-  app.add_option("-i,--iterations", iters,
-                 "timed iterations at every size (as OMB, also above 8 KiB)");
-  app.add_option("-x,--warmup", warmup, "warmup iterations at every size");
-  app.add_option("--iterations-large", iters_large, "timed iterations above 8 KiB");
-  app.add_option("--warmup-large", warmup_large, "warmup iterations above 8 KiB");
+  auto* m_opt = app.add_option("-m,--message-size", sizes,
+                               "[MIN:]MAX message size in bytes (K/M/G suffixes)");
+  // nccl-tests' names where OMB's letters leave them free: -b is OMB's buffer count
+  // (-b single|multiple) in point-to-point, -f OMB's --full, -i OMB's iterations.
+  auto* min_opt = app.add_option(pt2pt ? "--minbytes" : "-b,--minbytes", min_bytes,
+                                 "smallest message size (nccl-tests' -b; K/M/G suffixes)");
+  auto* max_opt = app.add_option("-e,--maxbytes", max_bytes,
+                                 "largest message size (nccl-tests' -e; K/M/G suffixes)");
+  min_opt->excludes(m_opt);
+  max_opt->excludes(m_opt);
+  auto* factor = app.add_option("--stepfactor", step_factor,
+                                "sizes grow by this factor (default 2: doubling; nccl-tests' -f)")
+                     ->check(at_least(2));
+  app.add_option("--stepbytes", step_bytes,
+                 "sizes grow by this many bytes instead: a linear sweep (nccl-tests' -i; K/M/G)")
+      ->excludes(factor);
+  if (pt2pt) app.add_option("-b", omb_buffers, "OMB's buffer count (not supported)")->group("");
+  app.add_option("-i,-n,--iterations,--iters", iters,
+                 "timed iterations at every size (as OMB, also above 8 KiB; -n: nccl-tests)")
+      ->check(at_least(1));
+  app.add_option("-x,-w,--warmup,--warmup_iters", warmup,
+                 "warmup iterations at every size (-w: nccl-tests)")
+      ->check(at_least(0));
+  app.add_option("--iterations-large", iters_large, "timed iterations above 8 KiB")
+      ->check(at_least(1));
+  app.add_option("--warmup-large", warmup_large, "warmup iterations above 8 KiB")
+      ->check(at_least(0));
   app.add_option("--repeat", o.repeat,
                  "timed passes per size (warmup + iterations each); the median pass is "
-                 "reported, the spread with -f and in the JSON");
+                 "reported, the spread with -f and in the JSON")
+      ->check(worded(CLI::Range(1, kMaxRepeat),
+                     "must be a whole number from 1 to " + std::to_string(kMaxRepeat),
+                     "1 to " + std::to_string(kMaxRepeat)));
   app.add_flag("-f,--full", o.full, "full statistics: min, max, iterations");
   auto* z =
       app.add_option("-z,--tail-lat", tails, "tail percentiles (default 50,90,99)")->expected(0, 1);
   app.add_flag("-c,--validation", o.validate, "check every received element after timing");
-  app.add_option("-d,--accelerator", accel, "buffer memory: host or cuda");
-  app.add_option("--backend", o.backend, "mpi, nccl or engine");
+  app.add_option("-d,--accelerator", accel, "buffer memory: host or cuda")
+      ->check(parsed_by(parse_mem, "must be host or cuda", "host|cuda"));
+  app.add_option("--backend", o.backend, "mpi, nccl or engine")
+      ->check(one_of({"mpi", "nccl", "engine"}));
   app.add_flag("--staging", o.staging,
                "mpi backend with device buffers: copy them through host memory around each call");
   std::string alloc = "backend";
   app.add_option("--alloc", alloc,
-                 "buffers from the backend (engine: shared memory) or plain (page-aligned heap)");
+                 "buffers from the backend (engine: shared memory) or plain (page-aligned heap)")
+      ->check(one_of({"backend", "plain"}));
   app.add_option("-J,--json", o.json_path, "write results as JSON (rewritten after every size)");
+  // The watchdog counts in steady_clock nanoseconds: about 9.2e9 s at most. (CLI::Range
+  // lets NaN through: every comparison with it is false.)
+  const CLI::Validator not_nan(
+      [](std::string& v) { return std::isnan(std::strtod(v.c_str(), nullptr)) ? "NaN" : ""; }, "");
   app.add_option("--time-limit", o.time_limit_s,
-                 "abort if one message size takes longer than this many seconds (0: never)");
+                 "abort if one message size takes longer than this many seconds (0: never)")
+      ->check(worded(CLI::Range(0.0, 1e9) & not_nan,
+                     "must be a number of seconds from 0 (never) to 1e9", "0 to 1e9"));
   app.add_option("--wait", wait,
                  "waiting: spin, yield (sched_yield between polls) or auto (yield when a "
-                 "node has more ranks than cores)");
+                 "node has more ranks than cores)")
+      ->check(one_of({"auto", "spin", "yield"}));
+  bool quiet = false, progress = false;
+  app.add_flag("-q,--quiet", quiet, "no progress line on stderr")
+      ->excludes(app.add_flag("--progress", progress,
+                              "draw the progress line on stderr even when it is not a terminal "
+                              "(under mpirun: the launcher's pipe); by default only on a "
+                              "terminal"));
 
-  if (desc.family == Family::Pt2pt) {
-    app.add_option("-W,--window-size", o.window, "messages in flight per iteration (bw tests)");
-    app.add_option("-p,--pairs", o.pairs, "sender/receiver pairs (mbw_mr; default nranks/2)");
+  const auto dtype_check = parsed_by(parse_dtype, "must be one of " + dtype_choices(), "");
+  const auto op_check = parsed_by(parse_op, "must be one of " + op_choices(), "");
+  if (pt2pt) {
+    app.add_option("-W,--window-size", o.window, "messages in flight per iteration (bw tests)")
+        ->check(at_least(1));
+    app.add_option("-p,--pairs", o.pairs, "sender/receiver pairs (mbw_mr; default nranks/2)")
+        ->check(at_least(0));
     app.add_option("buffers", sides, "H or D for rank 0's and rank 1's buffers (OMB form)")
         ->expected(0, 2);
   } else if (desc.family == Family::Replay) {
@@ -199,20 +355,24 @@ ParseOutcome parse_options(const BenchDesc& desc, int argc, const char* const* a
                    "data parallelism of --model: ddp, zero1[:ELEMENTS], zero2[:ELEMENTS], fsdp");
     app.add_option("--export-trace", o.export_trace, "write the (model) trace as collbench JSON");
     app.add_option("--steps", o.steps,
-                   "training steps a CSV count table covers: each replay step replays one");
+                   "training steps a CSV count table covers: each replay step replays one")
+        ->check(at_least(1));
     app.add_option("--counts", counts,
                    "MoE models: router expert popularity: uniform, zipf:S[,SEED] or "
                    "random[:SEED]");
-    app.add_option("--tokens", o.tokens, "MoE models: tokens per rank per step");
+    app.add_option("--tokens", o.tokens, "MoE models: tokens per rank per step")
+        ->check(worded(CLI::Range(1LL, 1LL << 24),
+                       "must be from 1 to 16777216 tokens per rank per step", "1 to 16777216"));
     app.add_option("-T,--dtype", dtype,
-                   "element type of --model's gradients or tokens: " + dtype_choices());
+                   "element type of --model's gradients or tokens: " + dtype_choices())
+        ->check(dtype_check);
     app.add_option("-M,--mem-limit", mem_limit, "memory limit per process for buffers");
     app.add_option("--algo", o.algo, "engine algorithm by name");
     app.add_flag("--progress-thread", o.progress_thread,
                  "engine: advance non-blocking operations in a background thread");
   } else {
-    app.add_option("-T,--dtype", dtype, "element type: " + dtype_choices());
-    app.add_option("--op", op, "reduction: " + op_choices());
+    app.add_option("-T,--dtype", dtype, "element type: " + dtype_choices())->check(dtype_check);
+    app.add_option("--op", op, "reduction: " + op_choices())->check(op_check);
     app.add_flag("-l,--in-place", o.in_place, "in-place collective (MPI_IN_PLACE)");
     app.add_option("-k,--root", root, "root of rooted collectives: fixed:R or rotate");
     app.add_option("-M,--mem-limit", mem_limit, "memory limit per process for buffers");
@@ -224,7 +384,8 @@ ParseOutcome parse_options(const BenchDesc& desc, int argc, const char* const* a
                    "random[:SEED]; -m is the average bytes per peer");
     if (desc.family == Family::NonblockingCollective)
       app.add_option("-t,--num-test-calls", o.test_calls,
-                     "test calls spread through the dummy compute");
+                     "test calls spread through the dummy compute")
+          ->check(at_least(0));
   }
 
   try {
@@ -236,59 +397,63 @@ ParseOutcome parse_options(const BenchDesc& desc, int argc, const char* const* a
     out.early_exit = std::string(e.what()) + "\n";
     return out;
   } catch (const CLI::ParseError& e) {
-    throw UsageError(std::string(e.what()) + " (run " + exe + " --help for the options)");
+    throw UsageError(reworded(app, e) + " (run " + exe + " --help for the options)");
   }
 
-  if (!sizes.empty()) o.sizes = parse_size_range(sizes, desc.default_sizes);
   const auto given = [&](const char* name) { return app.count(name) > 0; };
-  if (given("-i")) {
-    if (iters < 1) throw UsageError("-i/--iterations must be at least 1");
-    o.iterations = o.iterations_large = iters;
+  if (pt2pt && given("-b"))
+    throw UsageError(
+        "-b: OMB's -b single|multiple (a buffer per window slot) is not supported; "
+        "nccl-tests' -b (the smallest size) is --minbytes here");
+  if (desc.coll && !desc.coll->sized) {  // barrier: no data, so no size, type or place
+    for (const char* opt : {"-m", "--minbytes", "--maxbytes", "--stepfactor", "--stepbytes", "-T",
+                            "--op", "-l", "-M"})
+      if (given(opt))
+        throw UsageError(names_of(app, opt) + ": " + std::string(desc.name) +
+                         " moves no data, so it has no message size, type, reduction or "
+                         "buffers (it is measured once, as osu_barrier)");
   }
-  if (given("--iterations-large")) {
-    if (iters_large < 1) throw UsageError("--iterations-large must be at least 1");
-    o.iterations_large = iters_large;
+  if (!sizes.empty())
+    o.sizes =
+        for_option(names_of(*m_opt), [&] { return parse_size_range(sizes, desc.default_sizes); });
+  const bool has_min = min_opt->count() > 0, has_max = max_opt->count() > 0;
+  if (has_min) o.sizes.min = for_option(names_of(*min_opt), [&] { return parse_bytes(min_bytes); });
+  if (has_max) {
+    o.sizes.max = for_option(names_of(*max_opt), [&] { return parse_bytes(max_bytes); });
+    if (!has_min && o.sizes.min > o.sizes.max) o.sizes.min = o.sizes.max;  // as -m MAX
   }
-  if (given("-x")) {
-    if (warmup < 0) throw UsageError("-x/--warmup must not be negative");
-    o.warmup = o.warmup_large = warmup;
+  if (has_min && o.sizes.min > o.sizes.max)
+    throw UsageError(names_of(*min_opt) + " " + min_bytes + " is larger than the largest size (" +
+                     (has_max ? names_of(*max_opt) + " " + max_bytes
+                              : "the default, " + format_bytes(o.sizes.max)) +
+                     ")");
+  o.sizes.factor = static_cast<size_t>(step_factor);
+  if (given("--stepbytes")) {
+    o.sizes.step_bytes = for_option("--stepbytes", [&] { return parse_bytes(step_bytes); });
+    if (o.sizes.step_bytes == 0) throw UsageError("--stepbytes must be at least 1 byte");
+    const size_t count = size_sweep_count(o.sizes);
+    if (count > kMaxSweepSizes)
+      throw UsageError("--stepbytes " + step_bytes + ": " + std::to_string(count) + " sizes from " +
+                       std::to_string(o.sizes.min) + " to " + std::to_string(o.sizes.max) +
+                       " B, more than " + std::to_string(kMaxSweepSizes) +
+                       " (take a larger step or a narrower range)");
   }
-  if (given("--warmup-large")) {
-    if (warmup_large < 0) throw UsageError("--warmup-large must not be negative");
-    o.warmup_large = warmup_large;
-  }
-  if (o.repeat < 1 || o.repeat > kMaxRepeat)
-    throw UsageError("--repeat must be between 1 and " + std::to_string(kMaxRepeat) + " (got " +
-                     std::to_string(o.repeat) + ")");
+  if (given("-i")) o.iterations = o.iterations_large = iters;
+  if (given("--iterations-large")) o.iterations_large = iters_large;
+  if (given("-x")) o.warmup = o.warmup_large = warmup;
+  if (given("--warmup-large")) o.warmup_large = warmup_large;
   if (z->count() > 0) o.tail_percentiles = parse_percentiles(tails.empty() ? "50,90,99" : tails);
-  // The watchdog counts in steady_clock nanoseconds: about 9.2e9 s at most.
-  if (!(o.time_limit_s >= 0 && o.time_limit_s <= 1e9))
-    throw UsageError("--time-limit must be a number of seconds from 0 to 1e9 (0: never)");
 
-  if (wait == "auto")
-    o.wait = WaitSetting::Auto;
-  else if (wait == "spin")
-    o.wait = WaitSetting::Spin;
-  else if (wait == "yield")
-    o.wait = WaitSetting::Yield;
-  else
-    throw UsageError("--wait: unknown mode '" + wait + "' (expected auto, spin or yield)");
-
-  if (alloc != "backend" && alloc != "plain")
-    throw UsageError("--alloc: unknown kind '" + alloc + "' (expected backend or plain)");
+  o.wait = wait == "spin"    ? WaitSetting::Spin
+           : wait == "yield" ? WaitSetting::Yield
+                             : WaitSetting::Auto;
   o.plain_alloc = alloc == "plain";
-  if (o.backend != "mpi" && o.backend != "nccl" && o.backend != "engine")
-    throw UsageError("--backend: unknown backend '" + o.backend +
-                     "' (expected mpi, nccl or engine)");
+  o.progress = quiet      ? ProgressSetting::Off
+               : progress ? ProgressSetting::On
+                          : ProgressSetting::Auto;
+  o.mem = *parse_mem(accel);
 
-  const auto mem = parse_mem(accel);
-  if (!mem)
-    throw UsageError("-d/--accelerator: unknown kind '" + accel + "' (expected host or cuda)");
-  o.mem = *mem;
-
-  if (desc.family == Family::Pt2pt) {
-    if (o.window < 1) throw UsageError("-W/--window-size must be at least 1");
-    if (o.pairs < 0) throw UsageError("-p/--pairs must not be negative");
+  if (pt2pt) {
     if (sides.size() == 1) throw UsageError("buffers: give two letters, one per rank (e.g. H D)");
     if (sides.size() == 2) {
       o.side_mem[0] = parse_side(sides[0]);
@@ -298,14 +463,8 @@ ParseOutcome parse_options(const BenchDesc& desc, int argc, const char* const* a
     }
     if (o.side_mem[0] == Mem::Cuda || o.side_mem[1] == Mem::Cuda) o.mem = Mem::Cuda;
   } else {
-    const auto dt = parse_dtype(dtype);
-    if (!dt)
-      throw UsageError("--dtype: unknown type '" + dtype + "' (expected " + dtype_choices() + ")");
-    o.dtype = *dt;
-    const auto reduction = parse_op(op);
-    if (!reduction)
-      throw UsageError("--op: unknown reduction '" + op + "' (expected " + op_choices() + ")");
-    o.op = *reduction;
+    o.dtype = *parse_dtype(dtype);
+    o.op = *parse_op(op);
     o.root = parse_root(root);
     // A root means nothing to a collective without one: refuse rather than ignore it.
     // (Its range is checked against the rank count when the run starts.)
@@ -316,27 +475,16 @@ ParseOutcome parse_options(const BenchDesc& desc, int argc, const char* const* a
     if (desc.coll && !desc.coll->varying_counts && given("--counts"))
       throw UsageError("--counts: " + std::string(desc.name) +
                        " has equal counts for every peer (--counts is for alltoallv)");
-    if (desc.coll && !desc.coll->sized) {  // barrier: no data, so no size, type or place
-      for (const char* opt : {"-m", "-T", "--op", "-l", "-M"})
-        if (given(opt))
-          throw UsageError(std::string(opt) + ": " + std::string(desc.name) +
-                           " moves no data, so it has no message size, type, reduction or "
-                           "buffers (it is measured once, as osu_barrier)");
-    }
     if (desc.coll && !desc.coll->in_place_defined && o.in_place)
       throw UsageError("-l/--in-place: " + std::string(desc.name) +
                        " has no in-place form (MPI defines none for blocks of different sizes)");
-    if (o.test_calls < 0) throw UsageError("-t/--num-test-calls must not be negative");
   }
-  if (desc.family != Family::Pt2pt) {  // -M: the collectives' and the replay's buffers
-    o.mem_limit = parse_bytes(mem_limit);
+  if (!pt2pt) {  // -M: the collectives' and the replay's buffers
+    o.mem_limit = for_option("-M/--mem-limit", [&] { return parse_bytes(mem_limit); });
     if (o.mem_limit < (size_t{1} << 20)) throw UsageError("-M/--mem-limit must be at least 1M");
   }
   if (desc.family == Family::Replay && o.trace.empty() == o.model.empty())
     throw UsageError("give exactly one of --trace FILE or --model NAME");
-  if (o.steps < 1) throw UsageError("--steps must be at least 1");
-  if (desc.family == Family::Replay && given("--tokens") && (o.tokens < 1 || o.tokens > (1 << 24)))
-    throw UsageError("--tokens must be from 1 to 16777216 (tokens per rank per step)");
   return out;
 }
 

@@ -17,8 +17,13 @@
 namespace cb {
 
 enum class WaitSetting : uint8_t { Auto, Spin, Yield };
+// The progress line on stderr (harness/progress.hpp): Auto draws it when stderr is a
+// terminal; -q/--quiet: Off; --progress: On, also into a pipe (under mpirun, ranks write
+// to the launcher through one and cannot tell whether it ends at a terminal).
+enum class ProgressSetting : uint8_t { Auto, On, Off };
 
-inline constexpr int kMaxRepeat = 1000;  // --repeat upper bound
+inline constexpr int kMaxRepeat = 1000;           // --repeat upper bound
+inline constexpr size_t kMaxSweepSizes = 100000;  // --stepbytes: sizes in one sweep at most
 
 struct RootSetting {
   bool rotate = false;  // -k rotate: root = iteration % nranks
@@ -28,7 +33,7 @@ struct RootSetting {
 struct Options {
   std::vector<std::string> argv;
   std::string backend = "mpi";
-  SizeRange sizes;
+  SizeRange sizes;  // -m, or -b/-e; --stepfactor, --stepbytes
   int iterations = 0, warmup = 0, iterations_large = 0, warmup_large = 0;
   size_t large_threshold = 8192;
   int repeat = 1;  // --repeat: timed passes per size, the median one reported
@@ -38,6 +43,7 @@ struct Options {
   std::string json_path;
   double time_limit_s = 600;
   WaitSetting wait = WaitSetting::Auto;
+  ProgressSetting progress = ProgressSetting::Auto;  // -q/--quiet, --progress
 
   // point to point
   int window = 64;
@@ -46,8 +52,8 @@ struct Options {
 
   // collectives
   Mem mem = Mem::Host;       // -d
-  bool plain_alloc = false;
-  bool staging = false;  // mpi backend: copy device buffers through host memory  // --alloc plain: buffers from the harness, not the backend
+  bool plain_alloc = false;  // --alloc plain: buffers from the harness, not the backend
+  bool staging = false;      // mpi backend: copy device buffers through host memory
   Dtype dtype = Dtype::Float;
   Op op = Op::Sum;
   bool in_place = false;
@@ -77,6 +83,7 @@ struct Options {
 void to_json(nlohmann::json& j, const Options& o);
 BackendConfig backend_config(const Options& o);  // the options that are the backend's
 std::string_view to_string(WaitSetting w);
+std::string_view to_string(ProgressSetting p);
 
 struct ParseOutcome {
   Options options;

@@ -56,13 +56,39 @@ SizeRange parse_size_range(std::string_view text, SizeRange defaults) {
   return r;
 }
 
+namespace {
+
+// The size after s, or false when it would pass max (or overflow).
+bool next_size(const SizeRange& range, size_t& s) {
+  constexpr size_t kTop = std::numeric_limits<size_t>::max();
+  if (range.step_bytes > 0) {
+    if (s > kTop - range.step_bytes) return false;
+    s += range.step_bytes;
+  } else {
+    const size_t factor = range.factor < 2 ? 2 : range.factor;
+    if (s > kTop / factor) return false;
+    s = s ? s * factor : 1;
+  }
+  return s <= range.max;
+}
+
+}  // namespace
+
 std::vector<size_t> size_sweep(SizeRange range) {
   std::vector<size_t> sizes;
-  for (size_t s = range.min; s <= range.max; s = s ? s * 2 : 1) {
-    sizes.push_back(s);
-    if (s > std::numeric_limits<size_t>::max() / 2) break;
-  }
+  if (range.min > range.max) return sizes;
+  size_t s = range.min;
+  do sizes.push_back(s);
+  while (next_size(range, s));
   return sizes;
+}
+
+size_t size_sweep_count(SizeRange range) {
+  if (range.min > range.max) return 0;
+  if (range.step_bytes > 0) return (range.max - range.min) / range.step_bytes + 1;
+  size_t n = 1;
+  for (size_t s = range.min; next_size(range, s);) ++n;
+  return n;
 }
 
 std::string format_bytes(size_t bytes) {

@@ -5,6 +5,7 @@
 #include "core/coll_spec.hpp"
 #include "core/errors.hpp"
 #include "harness/options.hpp"
+#include "harness/sizes.hpp"
 
 namespace cb {
 namespace {
@@ -149,8 +150,9 @@ TEST(Options, RepeatForEveryFamily) {
   EXPECT_EQ(parse(kReplay, {"--model", "resnet50", "--repeat", "4"}).repeat, 4);
   EXPECT_EQ(nlohmann::json(parse(kColl, {"--repeat", "3"}))["repeat"], 3);
   for (const char* bad : {"0", "-1", "1001"})
-    EXPECT_NE(error_of(kColl, {"--repeat", bad}).find("--repeat must be between 1 and 1000"),
-              std::string::npos)
+    EXPECT_NE(
+        error_of(kColl, {"--repeat", bad}).find("--repeat must be a whole number from 1 to 1000"),
+        std::string::npos)
         << bad;
   for (const char* bad : {"abc", "2x", "1.5", ""})
     EXPECT_NE(error_of(kPt2pt, {"--repeat", bad}).find("--repeat"), std::string::npos) << bad;
@@ -159,9 +161,11 @@ TEST(Options, RepeatForEveryFamily) {
 // Found by fuzzing (tests/fuzz): arguments that are not UTF-8 were accepted, then the run
 // aborted on every rank when the options were written as JSON. They are refused up front.
 TEST(Options, ArgumentsMustBeUtf8) {
-  EXPECT_NE(error_of(kColl, {"-J", "out\xff.json"}).find("argument 2 \"out\xef\xbf\xbd.json\" is not valid UTF-8"),
+  EXPECT_NE(error_of(kColl, {"-J", "out\xff.json"})
+                .find("argument 2 \"out\xef\xbf\xbd.json\" is not valid UTF-8"),
             std::string::npos);
-  EXPECT_NE(error_of(kPt2pt, {"-m", "4:8", "--wait", "\xc3"}).find("argument 4"), std::string::npos);
+  EXPECT_NE(error_of(kPt2pt, {"-m", "4:8", "--wait", "\xc3"}).find("argument 4"),
+            std::string::npos);
   EXPECT_EQ(parse(kColl, {"-J", "r\xc3\xa9sultat.json"}).json_path, "r\xc3\xa9sultat.json");
 }
 
@@ -193,6 +197,159 @@ TEST(Options, JsonHoldsEveryEffectiveOption) {
   EXPECT_EQ(j["dtype"], "double");
   EXPECT_EQ(j["iterations_large"], 100);
   EXPECT_EQ(j["root"], "fixed:0");
+}
+
+// nccl-tests' names (reference-peers.md, nccl-tests): the same Options as OMB's.
+TEST(Options, NcclTestsAliasesGiveTheSameOptions) {
+  const auto same = [](const BenchDesc& d, std::vector<const char*> omb,
+                       std::vector<const char*> nccl) {
+    EXPECT_EQ(nlohmann::json(parse(d, omb)), nlohmann::json(parse(d, nccl)));
+  };
+  same(kColl, {"-m", "64:1M"}, {"-b", "64", "-e", "1M"});
+  same(kColl, {"-m", "64:1M"}, {"--minbytes", "64", "--maxbytes", "1024K"});
+  same(kColl, {"-m", "1K:"}, {"-b", "1K"});  // MIN alone: the default MAX
+  same(kColl, {"-m", "2M"}, {"-e", "2M"});   // MAX alone: the default MIN
+  same(kColl, {"-m", "2"}, {"-e", "2"});     // below the default MIN: just MAX, as -m
+  same(kColl, {"-i", "7", "-x", "3"}, {"-n", "7", "-w", "3"});
+  same(kColl, {"--iterations", "7", "--warmup", "3"}, {"--iters", "7", "--warmup_iters", "3"});
+  same(kPt2pt, {"-m", "8:64K"}, {"--minbytes", "8", "-e", "64K"});
+  same(kPt2pt, {"-i", "5", "-x", "0"}, {"-n", "5", "-w", "0"});
+  same(kNbc, {"-i", "9"}, {"--iters", "9"});
+  const Options o = parse(kColl, {"-b", "8", "-e", "64K", "-n", "11", "-w", "2"});
+  EXPECT_EQ(o.sizes.min, 8u);
+  EXPECT_EQ(o.sizes.max, 65536u);
+  EXPECT_EQ(o.iterations_for(1 << 20), 11);
+  EXPECT_EQ(o.warmup_for(1), 2);
+}
+
+TEST(Options, SizeAliasesAreRefusedWithDashM) {
+  const std::string b = error_of(kColl, {"-m", "4:64", "-b", "8"});
+  EXPECT_NE(b.find("-b/--minbytes"), std::string::npos) << b;
+  EXPECT_NE(b.find("-m/--message-size"), std::string::npos) << b;
+  const std::string e = error_of(kColl, {"-e", "1M", "-m", "64"});
+  EXPECT_NE(e.find("-e/--maxbytes"), std::string::npos) << e;
+  EXPECT_NE(e.find("-m/--message-size"), std::string::npos) << e;
+  EXPECT_NE(error_of(kPt2pt, {"--minbytes", "1", "-m", "64"}).find("--minbytes"),
+            std::string::npos);
+}
+
+// -b is OMB's buffer count (-b single|multiple) in point-to-point: not nccl-tests' -b there.
+TEST(Options, DashBIsOmbsInPointToPoint) {
+  const std::string err = error_of(kPt2pt, {"-b", "multiple"});
+  EXPECT_NE(err.find("-b: OMB's -b single|multiple"), std::string::npos) << err;
+  EXPECT_NE(err.find("--minbytes"), std::string::npos) << err;
+  EXPECT_EQ(parse(kPt2pt, {"--minbytes", "64"}).sizes.min, 64u);
+}
+
+TEST(Options, StepFactorMultipliesTheSizes) {
+  const Options o = parse(kColl, {"-m", "1:1M", "--stepfactor", "4"});
+  EXPECT_EQ(size_sweep(o.sizes),
+            (std::vector<size_t>{1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1 << 20}));
+  EXPECT_EQ(size_sweep(parse(kPt2pt, {"-m", "0:100", "--stepfactor", "10"}).sizes),
+            (std::vector<size_t>{0, 1, 10, 100}));
+  EXPECT_EQ(size_sweep(parse(kColl, {"-m", "4:64"}).sizes),
+            (std::vector<size_t>{4, 8, 16, 32, 64}));  // default: doubling, as before
+  const nlohmann::json j = o;
+  EXPECT_EQ(j["step_factor"], 4);
+  EXPECT_EQ(j["step_bytes"], 0);
+  EXPECT_EQ(nlohmann::json(parse(kColl, {}))["step_factor"], 2);
+}
+
+TEST(Options, StepBytesMakesALinearSweep) {
+  const Options o = parse(kColl, {"-b", "1M", "-e", "4M", "--stepbytes", "1M"});
+  EXPECT_EQ(size_sweep(o.sizes), (std::vector<size_t>{1 << 20, 2 << 20, 3 << 20, 4 << 20}));
+  EXPECT_EQ(size_sweep(parse(kPt2pt, {"-m", "0:10", "--stepbytes", "4"}).sizes),
+            (std::vector<size_t>{0, 4, 8}));
+  const nlohmann::json j = o;
+  EXPECT_EQ(j["step_bytes"], 1 << 20);
+  EXPECT_EQ(j["step_factor"], 1);  // as nccl-tests' JSON: factor 1 = linear steps
+}
+
+TEST(Options, ProgressLineSetting) {
+  EXPECT_EQ(parse(kColl, {}).progress, ProgressSetting::Auto);
+  EXPECT_EQ(parse(kColl, {"-q"}).progress, ProgressSetting::Off);
+  EXPECT_EQ(parse(kPt2pt, {"--quiet"}).progress, ProgressSetting::Off);
+  EXPECT_EQ(parse(kPt2pt, {"--progress"}).progress, ProgressSetting::On);
+  EXPECT_EQ(nlohmann::json(parse(kColl, {}))["progress"], "auto");
+  EXPECT_EQ(nlohmann::json(parse(kColl, {"-q"}))["progress"], "off");
+  EXPECT_EQ(nlohmann::json(parse(kColl, {"--progress"}))["progress"], "on");
+  const std::string both = error_of(kColl, {"-q", "--progress"});
+  EXPECT_NE(both.find("-q/--quiet and --progress cannot be given together"), std::string::npos)
+      << both;
+}
+
+TEST(Options, BadStepsAndAliasesNameTheOption) {
+  const auto has = [](const std::string& err, const std::string& needle) {
+    EXPECT_NE(err.find(needle), std::string::npos) << "expected '" << needle << "' in: " << err;
+  };
+  for (const char* bad : {"1", "0", "-2", "abc", "2.5", "99999999999"})
+    has(error_of(kColl, {"--stepfactor", bad}),
+        std::string("--stepfactor must be a whole number, at least 2 (got '") + bad + "')");
+  has(error_of(kColl, {"--stepbytes", "0"}), "--stepbytes must be at least 1 byte");
+  has(error_of(kColl, {"--stepbytes", "lots"}), "--stepbytes: invalid size 'lots'");
+  has(error_of(kColl, {"--stepfactor", "4", "--stepbytes", "1M"}),
+      "--stepfactor and --stepbytes cannot be given together");
+  has(error_of(kColl, {"-b", "1", "-e", "1G", "--stepbytes", "1"}), "more than 100000");
+  has(error_of(kColl, {"-b", "2x"}), "-b/--minbytes: invalid size suffix in '2x'");
+  has(error_of(kColl, {"-e", "-5"}), "-e/--maxbytes: invalid size '-5'");
+  has(error_of(kColl, {"-b", "8", "-e", "4"}),
+      "-b/--minbytes 8 is larger than the largest size (-e/--maxbytes 4)");
+  has(error_of(kPt2pt, {"--minbytes", "8M"}),
+      "--minbytes 8M is larger than the largest size (the default, 4 MiB)");
+  has(error_of(kColl, {"-n", "0"}),
+      "-i/--iterations/-n/--iters must be a whole number, at least 1 (got '0')");
+  has(error_of(kColl, {"--iters", "1.5"}), "(got '1.5')");
+  has(error_of(kColl, {"-w", "-1"}),
+      "-x/--warmup/-w/--warmup_iters must be a whole number, not negative (got '-1')");
+  has(error_of(kColl, {"--iterations-large", "0"}),
+      "--iterations-large must be a whole number, at least 1");
+  has(error_of(kColl, {"--warmup-large", "-1"}),
+      "--warmup-large must be a whole number, not negative");
+  // every usage error ends by pointing at --help, as CLI11's own
+  has(error_of(kColl, {"-n", "0"}), "(run cb_allreduce --help for the options)");
+}
+
+// CLI11 validators do the checks that were written out by hand: same refusals, messages in
+// one form ("NAMES must be ... (got 'VALUE')").
+TEST(Options, ValidatorsRefuseWithOneMessageForm) {
+  const auto has = [](const std::string& err, const std::string& needle) {
+    EXPECT_NE(err.find(needle), std::string::npos) << "expected '" << needle << "' in: " << err;
+  };
+  has(error_of(kPt2pt, {"--wait", "sleepy"}), "--wait must be auto, spin or yield (got 'sleepy')");
+  has(error_of(kPt2pt, {"--alloc", "huge"}), "--alloc must be backend or plain (got 'huge')");
+  has(error_of(kPt2pt, {"--backend", "gloo"}),
+      "--backend must be mpi, nccl or engine (got 'gloo')");
+  has(error_of(kPt2pt, {"-d", "rocm"}), "-d/--accelerator must be host or cuda (got 'rocm')");
+  has(error_of(kPt2pt, {"-W", "0"}),
+      "-W/--window-size must be a whole number, at least 1 (got '0')");
+  has(error_of(kPt2pt, {"-p", "-1"}), "-p/--pairs must be a whole number, not negative");
+  has(error_of(kNbc, {"-t", "-2"}), "-t/--num-test-calls must be a whole number, not negative");
+  has(error_of(kColl, {"-T", "complex"}), "-T/--dtype must be one of char, int32");
+  has(error_of(kColl, {"--op", "xor"}), "--op must be one of sum, prod, max, min (got 'xor')");
+  has(error_of(kPt2pt, {"--time-limit", "nan"}), "--time-limit must be a number of seconds");
+  has(error_of(kPt2pt, {"-M", "1G"}), "-M");  // not a point-to-point option
+  // accepted spellings are unchanged: aliases and case of types, memory kinds
+  EXPECT_EQ(parse(kColl, {"-T", "FP16"}).dtype, Dtype::Half);
+  EXPECT_EQ(parse(kColl, {"-d", "GPU"}).mem, Mem::Cuda);
+  EXPECT_EQ(parse(kPt2pt, {"--alloc", "plain"}).plain_alloc, true);
+  EXPECT_EQ(parse(kPt2pt, {"--wait", "spin"}).wait, WaitSetting::Spin);
+  EXPECT_EQ(parse(kPt2pt, {"--time-limit", "0"}).time_limit_s, 0);
+  EXPECT_EQ(parse(kPt2pt, {"-p", "0"}).pairs, 0);
+  EXPECT_EQ(parse(kPt2pt, {"-x", "0"}).warmup, 0);
+}
+
+TEST(Options, BarrierRefusesTheSizeAliases) {
+  constexpr BenchDesc barrier{.name = "barrier",
+                              .title = "Barrier Latency Test",
+                              .family = Family::Collective,
+                              .default_sizes = {0, 0},
+                              .defaults = {1000, 100, 100, 10},
+                              .coll = &kBarrierSpec};
+  for (const char* opt : {"-b", "-e", "--stepfactor", "--stepbytes"}) {
+    const std::string err = error_of(barrier, {opt, "4"});
+    EXPECT_NE(err.find("barrier moves no data"), std::string::npos) << opt << ": " << err;
+  }
+  EXPECT_EQ(parse(barrier, {"-n", "20"}).iterations, 20);
 }
 
 TEST(Options, RootIsRefusedWhereItMeansNothing) {

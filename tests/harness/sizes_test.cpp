@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "core/errors.hpp"
 #include "harness/sizes.hpp"
 
@@ -42,6 +44,33 @@ TEST(Sizes, SweepDoublesFromZeroAndMin) {
   EXPECT_EQ(size_sweep({0, 8}), (std::vector<size_t>{0, 1, 2, 4, 8}));
   EXPECT_EQ(size_sweep({3, 20}), (std::vector<size_t>{3, 6, 12}));
   EXPECT_EQ(size_sweep({64, 64}), (std::vector<size_t>{64}));
+}
+
+TEST(Sizes, SweepByFactorOrByStep) {
+  SizeRange r{1, 1024};
+  r.factor = 4;
+  EXPECT_EQ(size_sweep(r), (std::vector<size_t>{1, 4, 16, 64, 256, 1024}));
+  EXPECT_EQ(size_sweep_count(r), 6u);
+  r = {0, 100};
+  r.factor = 10;
+  EXPECT_EQ(size_sweep(r), (std::vector<size_t>{0, 1, 10, 100}));
+  r = {3, 20};
+  r.step_bytes = 5;  // linear: the factor is not used
+  EXPECT_EQ(size_sweep(r), (std::vector<size_t>{3, 8, 13, 18}));
+  EXPECT_EQ(size_sweep_count(r), 4u);
+  r = {0, 0};
+  r.step_bytes = 7;
+  EXPECT_EQ(size_sweep(r), (std::vector<size_t>{0}));
+  // no overflow at the top of size_t
+  const size_t top = std::numeric_limits<size_t>::max();
+  r = {top - 2, top};
+  r.step_bytes = 2;
+  EXPECT_EQ(size_sweep(r), (std::vector<size_t>{top - 2, top}));
+  r = {top / 2, top};
+  r.factor = 3;
+  EXPECT_EQ(size_sweep(r), (std::vector<size_t>{top / 2}));
+  EXPECT_EQ(size_sweep_count({0, 8}), 5u);
+  EXPECT_EQ(size_sweep_count({9, 8}), 0u);
 }
 
 TEST(Sizes, FormatsBinaryUnits) {

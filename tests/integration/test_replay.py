@@ -295,7 +295,7 @@ def replay_profile_errors(env):
          "limit of 256 MiB (-M/--mem-limit): 16 buffers (1 x 25165824 B + 15 x 22020096 B)"),
         (["--trace", PROFILE, "--steps", "107"],
          "--steps 107: " + PROFILE + ": more steps than the table's largest count (106)"),
-        (["--trace", PROFILE, "--steps", "0"], "--steps must be at least 1"),
+        (["--trace", PROFILE, "--steps", "0"], "--steps must be a whole number, at least 1"),
         (["--trace", small, "--steps", "2"], "--steps 2: applies to a CSV count table"),
         (["--model", "gpt2", "--steps", "2"], "--steps applies to a CSV count table"),
     ]
