@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The runs in this folder, as they were made (this 2-core VM), from the repository root:
+# How the runs in this folder were made (this 2-core VM; README.md says which were kept),
+# from the repository root:
 #   bash results/vm-20261123/model/run.sh build results/vm-20261123/model
 # The engine (shared memory on, its own buffers) in yield-wait mode, which more ranks than
 # cores need: pt2pt latency and every allreduce and bcast algorithm at 2 ranks (the fit),
