@@ -2,6 +2,8 @@
 # The main job: dependencies, build, then the default sweep of every benchmark on every
 # backend this machine can run, writing JSON (and plots) to results/<host>-<date>/.
 #   scripts/run.sh [OUTDIR]
+# On several nodes: inside a Slurm allocation, or with CB_HOSTFILE and CB_PPN for mpirun, and
+# CB_NP ranks; scripts/sweep.sh reads them (README, "On a cluster").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install_deps.sh

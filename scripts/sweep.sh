@@ -9,13 +9,37 @@
 # Before each benchmark run it prints which step of how many it is and an estimate of the
 # time left (the time per step so far); with stderr on a terminal, the benchmarks also draw
 # their progress line there (--progress: through mpirun their stderr is a pipe).
+#
+# Launching (scripts/launch.sh builds every command line; README, "On a cluster"):
+#   CB_LAUNCHER=auto|mpirun|srun  auto: srun inside a Slurm allocation, else mpirun (MPIRUN)
+#   CB_HOSTFILE=FILE, CB_PPN=N    mpirun's hosts and ranks per node (hydra -f/-ppn, Open MPI
+#                                 --hostfile/--map-by ppr:N:node); srun --ntasks-per-node N
+#   CB_NP=N                       ranks of the collective, cb_mbw_mr and cb_replay runs (2)
+#   CB_PAIR_PPN=N                 ranks per node of the two-rank cb_latency, cb_bw and cb_bibw
+#                                 runs: 1 on a cluster (srun or CB_HOSTFILE), so that the pair
+#                                 crosses the network; the launcher's placement elsewhere
+# With none of them set: `mpirun -n 2` on this machine, as before.
 set -euo pipefail
 build=$1
 out=$2
 quick=${3:-}
 mkdir -p "$out"
-mpirun=${MPIRUN:-mpirun}
 here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=scripts/launch.sh
+source "$here/launch.sh"
+np=${CB_NP:-2}
+launcher=$(cb_launcher) || exit 2
+cluster=""
+if [ "$launcher" = srun ] || [ -n "${CB_HOSTFILE:-}" ]; then cluster=1; fi
+pair_ppn=${CB_PAIR_PPN:-${cluster:+1}}
+# Refuse a bad layout before anything runs (cb_launch_cmd says why).
+_cb_positive CB_NP "$np" || exit 2
+if [ -n "${CB_PAIR_PPN:-}" ]; then _cb_positive CB_PAIR_PPN "$CB_PAIR_PPN" || exit 2; fi
+cb_launch_cmd "$np" >/dev/null || exit 2
+collective_cmd=("${CB_LAUNCH[@]}")
+cb_launch_cmd 2 "$pair_ppn" >/dev/null || exit 2
+echo "sweep: launcher: $(cb_launch_describe); $np ranks: ${collective_cmd[*]};" \
+  "point-to-point pairs: ${CB_LAUNCH[*]}"
 
 small=()
 [ "$quick" = "--quick" ] && small=(-m 4:64K -i 20 -x 2)
@@ -41,20 +65,27 @@ next_step() {  # next_step WHAT: counts a step; false while counting, so that it
   echo "== sweep: step $step of $steps, $(hms "$elapsed") elapsed$left: $*"
 }
 
-run() {  # run NP BENCH BACKEND TAG [args...]
+run() {  # run NP BENCH BACKEND TAG [args...]; NP "pair": the two-rank pt2pt layout
   local np=$1 bench=$2 backend=$3 tag=$4
   shift 4
   next_step "cb_$bench --backend $backend $*" || return 0
   local name="$bench.$tag.host" sizes=("${small[@]}")
   # barrier has no message size (-m is refused): --quick keeps only its iterations
   if [ "$bench" = barrier ] && [ ${#sizes[@]} -gt 0 ]; then sizes=(-i 20 -x 2); fi
-  if ! "$mpirun" -n "$np" "$build/cb_$bench" --backend "$backend" -J "$out/$name.json" \
+  if [ "$np" = pair ]; then cb_launch_cmd 2 "$pair_ppn"; else cb_launch_cmd "$np"; fi
+  if ! "${CB_LAUNCH[@]}" "$build/cb_$bench" --backend "$backend" -J "$out/$name.json" \
       "${repeat[@]}" "${sizes[@]}" "${progress[@]}" "$@" | tee "$out/$name.txt"; then
     echo "sweep: cb_$bench --backend $backend $* failed (see above); continuing" >&2
   fi
 }
 
-"$build/cb_info" -J "$out/info.json" > "$out/info.txt"
+# On a cluster cb_info runs on every node of the collective layout (hosts, RDMA ports,
+# the launcher as the ranks see it); here as one process.
+if [ -n "$cluster" ]; then
+  "${collective_cmd[@]}" "$build/cb_info" -J "$out/info.json" > "$out/info.txt"
+else
+  "$build/cb_info" -J "$out/info.json" > "$out/info.txt"
+fi
 "$build/cb_copybw" -J "$out/copy_bw.json" | tee "$out/copy_bw.txt"
 
 backends=(mpi engine)
@@ -68,25 +99,31 @@ fi
 # compare runs made under the same conditions.
 dev_of() { [ "$1" = nccl ] && echo "-d cuda" || true; }
 all_steps() {  # every benchmark run of the sweep (next_step: counted, or run)
+# latency, bw, bibw: exactly two ranks (on two nodes on a cluster); mbw_mr: CB_NP ranks,
+# pairs r -> r + NP/2 (an odd count leaves the last rank idle).
+mbw_pairs=()
+if [ $((np % 2)) = 1 ]; then mbw_pairs=(-p $((np / 2))); fi
 for bench in latency bw bibw mbw_mr; do
-  for backend in mpi engine; do run 2 "$bench" "$backend" "$backend" -c; done
+  ranks=pair extra=()
+  if [ "$bench" = mbw_mr ]; then ranks=$np extra=("${mbw_pairs[@]}"); fi
+  for backend in mpi engine; do run "$ranks" "$bench" "$backend" "$backend" -c "${extra[@]}"; done
   # engine with plain (page-aligned heap) buffers instead of its shared-memory ones
-  if [ "$bench" = bw ]; then run 2 bw engine engine-plain --alloc plain -c; fi
+  if [ "$bench" = bw ]; then run pair bw engine engine-plain --alloc plain -c; fi
 done
 for coll in allreduce bcast alltoall allgather reduce_scatter reduce barrier alltoallv; do
   for backend in "${backends[@]}"; do
     # shellcheck disable=SC2046
-    run 2 "$coll" "$backend" "$backend" -c $(dev_of "$backend")
+    run "$np" "$coll" "$backend" "$backend" -c $(dev_of "$backend")
   done
   # The engine's variants: its shared-memory path off (algorithms over MPI point-to-point),
   # every algorithm at every size, plain buffers.
-  CB_ENGINE_SHM=0 run 2 "$coll" engine engine-p2p -c
-  run 2 "$coll" engine engine-all --algo all -c
-  if [ "$coll" != alltoall ]; then run 2 "$coll" engine engine-plain --alloc plain -c; fi
+  CB_ENGINE_SHM=0 run "$np" "$coll" engine engine-p2p -c
+  run "$np" "$coll" engine engine-all --algo all -c
+  if [ "$coll" != alltoall ]; then run "$np" "$coll" engine engine-plain --alloc plain -c; fi
   if [ "$coll" = alltoallv ]; then  # MoE routing skew: a Zipf-loaded hot receiver
     for backend in "${backends[@]}"; do
       # shellcheck disable=SC2046
-      run 2 alltoallv "$backend" "$backend-zipf" --counts zipf:1.2 -c $(dev_of "$backend")
+      run "$np" alltoallv "$backend" "$backend-zipf" --counts zipf:1.2 -c $(dev_of "$backend")
     done
   fi
 done
@@ -94,11 +131,11 @@ for coll in iallreduce ibcast ialltoall iallgather ireduce_scatter ireduce iallt
   for t in 0 10; do
     for backend in "${backends[@]}"; do
       # shellcheck disable=SC2046
-      run 2 "$coll" "$backend" "$backend-t$t" -c -t "$t" $(dev_of "$backend")
+      run "$np" "$coll" "$backend" "$backend-t$t" -c -t "$t" $(dev_of "$backend")
     done
   done
   # the engine advancing its schedules in a background thread
-  if [ "$coll" != ibcast ]; then run 2 "$coll" engine engine-pt-t0 --progress-thread -t 0 -c; fi
+  if [ "$coll" != ibcast ]; then run "$np" "$coll" engine engine-pt-t0 --progress-thread -t 0 -c; fi
 done
 
 # DL gradient replay, where cb_replay exists: every model, grouping policy and backend,
@@ -116,8 +153,9 @@ if [ -x "$build/cb_replay" ]; then
           name="replay-$model-$fusion-$compute.$backend.$mem"
           next_step "cb_replay --backend $backend --model $model --fusion $fusion" \
             "--compute $compute" || continue
+          cb_launch_cmd "$np"
           # shellcheck disable=SC2046
-          "$mpirun" -n 2 "$build/cb_replay" --backend "$backend" --model "$model" \
+          "${CB_LAUNCH[@]}" "$build/cb_replay" --backend "$backend" --model "$model" \
             --fusion "$fusion" --compute "$compute" "${iters[@]}" "${repeat[@]}" \
             $(dev_of "$backend") "${progress[@]}" \
             -J "$out/$name.json" | tee "$out/$name.txt" ||
@@ -144,7 +182,8 @@ if [ -x "$build/cb_replay" ]; then
       for backend in mpi engine; do  # host buffers: NCCL's device runs are in the GPU script
         name="replay-${spec#*|}-$compute.$backend.host"
         next_step "cb_replay --backend $backend --model ${spec%|*} --compute $compute" || continue
-        "$mpirun" -n 2 "$build/cb_replay" --backend "$backend" --model "${args[@]}" \
+        cb_launch_cmd "$np"
+        "${CB_LAUNCH[@]}" "$build/cb_replay" --backend "$backend" --model "${args[@]}" \
           --compute "$compute" "${iters[@]}" "${repeat[@]}" -c "${progress[@]}" \
           -J "$out/$name.json" | tee "$out/$name.txt" ||
           echo "sweep: cb_replay $backend ${spec%|*} $compute failed; continuing" >&2

@@ -21,6 +21,10 @@ rules with "buffers": "private" that buffers in the engine's shared heap skip. R
 kept from the previous table at --out.
 
   scripts/tune.py --build build --ranks 2 --out src/engine/tuning/default.json
+
+The runs are started by scripts/launch.sh (`mpirun -n RANKS` here; srun inside a Slurm
+allocation, CB_HOSTFILE and CB_PPN for mpirun on several nodes: README, "On a cluster"),
+or by `--mpirun MPIRUN -n RANKS` when --mpirun is given.
 """
 import argparse
 import datetime
@@ -46,9 +50,22 @@ def fail(msg):
     sys.exit(2)
 
 
+def launcher(ranks, mpirun):
+    """The command that starts `ranks` ranks: `MPIRUN -n RANKS` when --mpirun is given, else
+    scripts/launch.sh's (the same as the main job's: CB_LAUNCHER, CB_HOSTFILE, CB_PPN ...)."""
+    if mpirun:
+        return [mpirun, "-n", str(ranks)]
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "launch.sh")
+    p = subprocess.run(["bash", script, "--print0", str(ranks)], capture_output=True)
+    if p.returncode != 0:
+        fail(p.stderr.decode(errors="replace").strip() or f"{script} failed")
+    return p.stdout.decode().split("\0")[:-1]
+
+
 def measure(build, coll, ranks, sizes, iterations, out, mpirun, shm, extra):
-    cmd = [mpirun, "-n", str(ranks), os.path.join(build, f"cb_{coll}"), "--backend", "engine",
-           "--algo", "all", "-J", out] + (["-m", sizes] if sizes else []) + extra
+    cmd = launcher(ranks, mpirun) + [
+        os.path.join(build, f"cb_{coll}"), "--backend", "engine",
+        "--algo", "all", "-J", out] + (["-m", sizes] if sizes else []) + extra
     if iterations:
         cmd += ["-i", str(iterations), "-x", str(max(1, iterations // 10))]
     env = dict(os.environ, CB_ENGINE_SHM="1" if shm else "0")
@@ -158,7 +175,8 @@ def main():
     ap.add_argument("--build", default="build")
     ap.add_argument("--ranks", type=int, default=2)
     ap.add_argument("--iterations", type=int, default=0, help="-i for each run (default: OMB's)")
-    ap.add_argument("--mpirun", default="mpirun")
+    ap.add_argument("--mpirun", default=None,
+                    help="start runs with MPIRUN -n RANKS (default: scripts/launch.sh's command)")
     ap.add_argument("--tolerance", type=float, default=0.10,
                     help="keep the previous size's algorithm while within this fraction of the best")
     ap.add_argument("--from", dest="inputs", nargs="*", help="--algo all results, shared memory on")

@@ -217,6 +217,7 @@ int bench_main(const BenchDesc& desc, int argc, char** argv) {
     doc["argv"] = opt.argv;
     doc["options"] = opt;
     describe_environment(ctl, doc["environment"]);
+    runner->annotate(doc);
     agreed(ctl, [&] { report = std::make_unique<Report>(ctl.is_root(), opt.json_path, doc); });
 
     Table table(ctl.is_root());

@@ -6,12 +6,16 @@
 #include <time.h>
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <string>
 
 #include "backends/mpi_library.hpp"
 #include "config.hpp"
+#include "core/errors.hpp"
+#include "core/settings.hpp"
 #include "gpu/device.hpp"
 #include "harness/rdma.hpp"
 #include "harness/timer.hpp"
@@ -45,7 +49,139 @@ double clock_read_ns() {
   return best;
 }
 
+// Every name detect_launcher() gives, in a fixed order (ranks compare their index).
+constexpr const char* kLauncherNames[] = {"none", "mpirun (hydra)", "mpirun (Open MPI)", "srun",
+                                          "unknown"};
+
+// Launcher variables that describe the job's size and layout (never a rank's own number),
+// recorded as rank 0 saw them when set.
+constexpr const char* kLauncherVariables[] = {"SLURM_JOB_ID",
+                                              "SLURM_JOB_NUM_NODES",
+                                              "SLURM_NNODES",
+                                              "SLURM_NTASKS",
+                                              "SLURM_NTASKS_PER_NODE",
+                                              "SLURM_TASKS_PER_NODE",
+                                              "SLURM_STEP_ID",
+                                              "SLURM_STEP_NUM_NODES",
+                                              "SLURM_STEP_NUM_TASKS",
+                                              "SLURM_STEP_TASKS_PER_NODE",
+                                              "SLURM_MPI_TYPE",
+                                              "PMI_SIZE",
+                                              "MPI_LOCALNRANKS",
+                                              "OMPI_COMM_WORLD_SIZE",
+                                              "OMPI_COMM_WORLD_LOCAL_SIZE",
+                                              "OMPI_UNIVERSE_SIZE"};
+
+int launcher_index(const std::string& name) {
+  const auto* it = std::find(std::begin(kLauncherNames), std::end(kLauncherNames), name);
+  return static_cast<int>(it - std::begin(kLauncherNames));
+}
+
+// CB_LINE_RATE_GBPS: a line rate to use instead of libibverbs' (a NIC it does not list,
+// such as plain Ethernet under TCP); 0 when unset.
+double line_rate_setting() {
+  const auto text = setting_text("CB_LINE_RATE_GBPS");
+  if (!text) return 0;
+  char* end = nullptr;
+  const double v = std::strtod(text->c_str(), &end);
+  if (end == text->c_str() || *end != '\0' || !std::isfinite(v) || v <= 0 || v > 1e6)
+    throw UsageError(
+        "CB_LINE_RATE_GBPS must be a line rate in Gb/s, a number above 0 and at "
+        "most 1000000 (got '" +
+        *text + "')");
+  return v;
+}
+
+std::string host_of_rank(const Control& ctl, int rank) {
+  for (const auto& [name, ranks] : ctl.hosts())
+    if (std::find(ranks.begin(), ranks.end(), rank) != ranks.end()) return name;
+  return "?";
+}
+
+// environment.launcher and environment.line_rate, with one reduction over the ranks for
+// what they must agree on: the lowest line rate, the first rank without one, the launcher.
+void describe_launch_and_line_rate(const Control& ctl, const nlohmann::json& rdma,
+                                   nlohmann::json& out) {
+  double override_gbps = 0;
+  agreed(ctl, [&] { override_gbps = line_rate_setting(); });
+  const LauncherGuess launcher =
+      detect_launcher([](const char* name) { return std::getenv(name); }, ctl.size());
+  const nlohmann::json port = fastest_active_port(rdma);
+  const double mine = override_gbps > 0 ? override_gbps
+                      : port.is_null()  ? 0.0
+                                        : port["rate_gbps"].get<double>();
+  const double index = launcher_index(launcher.name);
+  const std::vector<double> folded =
+      ctl.max({-mine, -(mine > 0 ? double(ctl.size()) : double(ctl.rank())), index, -index});
+  const double lowest = -folded[0];
+  const int first_without = static_cast<int>(-folded[1]);
+
+  std::vector<int> counts;
+  for (const auto& [name, ranks] : ctl.hosts()) counts.push_back(static_cast<int>(ranks.size()));
+  nlohmann::json vars = nlohmann::json::object();
+  for (const char* name : kLauncherVariables)
+    if (const char* v = std::getenv(name); v && *v) vars[name] = v;
+  out["launcher"] = {{"name", launcher.name},
+                     {"detected_from", launcher.variable},
+                     {"same_on_all_ranks", folded[2] == -folded[3]},
+                     {"nodes", ctl.node_count()},
+                     {"ranks_per_node", ranks_per_node_json(counts)},
+                     {"variables", vars}};
+
+  nlohmann::json line;
+  if (lowest > 0) {
+    line["rate_gbps"] = lowest;
+    if (override_gbps > 0) {
+      line["source"] = "CB_LINE_RATE_GBPS";
+    } else {
+      line["source"] = "libibverbs";
+      for (const char* key : {"device", "port", "link_layer", "width", "speed"})
+        line[key] = port[key];
+    }
+    out["line_rate"] = line;
+    return;
+  }
+  line["rate_gbps"] = nullptr;
+  line["source"] = "none";
+  if (first_without != ctl.rank()) {
+    line["unavailable"] = "no active RDMA port on host " + host_of_rank(ctl, first_without) +
+                          " (rank " + std::to_string(first_without) + ")";
+  } else if (rdma.contains("unavailable")) {
+    line["unavailable"] = std::string("no RDMA device (") + (CB_HAVE_VERBS ? "libibverbs: " : "") +
+                          rdma["unavailable"].get<std::string>() + ")";
+  } else {
+    line["unavailable"] = "no active RDMA port (libibverbs lists " +
+                          std::to_string(rdma["devices"].size()) +
+                          " device(s), none with an active port)";
+  }
+  out["line_rate"] = line;
+}
+
 }  // namespace
+
+LauncherGuess detect_launcher(const std::function<const char*(const char*)>& get, int nranks) {
+  const auto set = [&](const char* name) {
+    const char* v = get(name);
+    return v != nullptr && *v != '\0';
+  };
+  if (set("MPI_LOCALNRANKS")) return {"mpirun (hydra)", "MPI_LOCALNRANKS"};
+  if (set("OMPI_COMM_WORLD_SIZE")) return {"mpirun (Open MPI)", "OMPI_COMM_WORLD_SIZE"};
+  if (set("SLURM_PROCID")) {
+    if (set("SLURM_STEP_ID")) return {"srun", "SLURM_STEP_ID"};
+    if (set("SLURM_STEPID")) return {"srun", "SLURM_STEPID"};
+  }
+  if (nranks == 1 && !set("PMI_SIZE") && !set("PMI_RANK") && !set("PMIX_RANK")) return {"none", ""};
+  return {"unknown", ""};
+}
+
+nlohmann::json ranks_per_node_json(const std::vector<int>& ranks_on_each_node) {
+  if (ranks_on_each_node.empty()) return 0;
+  const int first = ranks_on_each_node.front();
+  if (std::all_of(ranks_on_each_node.begin(), ranks_on_each_node.end(),
+                  [&](int n) { return n == first; }))
+    return first;
+  return ranks_on_each_node;
+}
 
 std::string cpu_model() {
   return field_of("/proc/cpuinfo", "model name");
@@ -102,6 +238,7 @@ void describe_environment(const Control& ctl, nlohmann::json& out) {
   nlohmann::json rdma;
   describe_rdma(rdma);
   out["rdma"] = rdma;
+  describe_launch_and_line_rate(ctl, rdma, out);
 }
 
 }  // namespace cb

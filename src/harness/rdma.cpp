@@ -96,6 +96,32 @@ double max_link_rate_gbps(const nlohmann::json& rdma) {
   return best;
 }
 
+nlohmann::json fastest_active_port(const nlohmann::json& rdma) {
+  nlohmann::json best;
+  if (!rdma.is_object() || !rdma.contains("devices") || !rdma["devices"].is_array()) return best;
+  for (const auto& dev : rdma["devices"]) {
+    if (!dev.contains("ports") || !dev["ports"].is_array()) continue;
+    for (const auto& port : dev["ports"]) {
+      if (port.value("state", "") != "active") continue;
+      const auto rate = port.find("rate_gbps");
+      if (rate == port.end() || !rate->is_number() || rate->get<double>() <= 0) continue;
+      if (!best.is_null() && best["rate_gbps"].get<double>() >= rate->get<double>()) continue;
+      best = {{"device", dev.value("name", "")},  {"port", port.value("port", 0)},
+              {"rate_gbps", rate->get<double>()}, {"link_layer", port.value("link_layer", "")},
+              {"width", port.value("width", "")}, {"speed", port.value("speed", "")}};
+    }
+  }
+  return best;
+}
+
+double mbps_to_gbps(double mbps) {
+  return mbps * 8.0 / 1000.0;  // 10^6 B/s x 8 bit/B = 8 x 10^6 bit/s = 8 / 1000 Gb/s
+}
+
+double line_rate_percent(double mbps, double bound_gbps) {
+  return bound_gbps > 0 ? 100.0 * mbps_to_gbps(mbps) / bound_gbps : 0.0;
+}
+
 #if CB_HAVE_VERBS
 namespace {
 

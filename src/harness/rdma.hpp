@@ -18,6 +18,19 @@ void describe_rdma(nlohmann::json& out);
 // Highest rate_gbps of any ACTIVE port in a describe_rdma() block; 0 when there is none.
 double max_link_rate_gbps(const nlohmann::json& rdma);
 
+// That port: {"device", "port", "rate_gbps", "link_layer", "width", "speed"} (the first of
+// equally fast ones), or null when no port is active.
+nlohmann::json fastest_active_port(const nlohmann::json& rdma);
+
+// A bandwidth in MB/s (collbench's MB: 10^6 bytes per second) as Gb/s (10^9 bits per
+// second, as link rates are quoted): x 8 / 1000.
+double mbps_to_gbps(double mbps);
+
+// That bandwidth as a percentage of `bound_gbps` (a line rate, or several links' sum):
+// 100 x mbps_to_gbps(mbps) / bound_gbps. 12500 MB/s on a 100 Gb/s link is 100%.
+// 0 when bound_gbps is not positive.
+double line_rate_percent(double mbps, double bound_gbps);
+
 // The link rate of an InfiniBand port from ibv_port_attr's codes, as ibstat/ibv_devinfo
 // quote it: lanes x per-lane rate, in Gb/s. 0 when a code is unknown.
 //   active_width: 1 = 1x, 16 = 2x, 2 = 4x, 4 = 8x, 8 = 12x (lanes)

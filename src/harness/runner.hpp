@@ -61,6 +61,10 @@ class Runner {
   // Local checks and allocation only (no communication), so that a rank that throws
   // here cannot leave the others waiting; bench_main() agrees on the outcome.
   virtual void prepare() = 0;
+  // After prepare(), once the JSON header is assembled (benchmark, backend, options,
+  // environment): may read it and add top-level fields (pt2pt: "line_rate"). Local (no
+  // communication); every rank gets the same document.
+  virtual void annotate(nlohmann::json& /*doc*/) {}
   virtual std::vector<std::string> header_lines() const { return {}; }
   // Whether the table has a Size column (not for a collective without data: barrier).
   virtual bool show_size() const { return true; }

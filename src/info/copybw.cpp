@@ -73,9 +73,9 @@ int main(int argc, char** argv) {
         {"name", "copy_bw"}, {"title", "Memory Copy Bandwidth"}, {"executable", "cb_copybw"}};
     doc["backend"] = {{"name", "memcpy"}, {"library", "glibc memcpy"}};
     doc["argv"] = std::vector<std::string>(argv, argv + argc);
-    cb::describe_environment(ctl, doc["environment"]);
     const int cores = cb::cores_on_node();
     try {
+      cb::describe_environment(ctl, doc["environment"]);  // collective: every rank is here
       cb::Report report(true, json_path, doc);
       constexpr size_t kPiece = size_t{256} << 10;  // the engine's shm chunk
       std::printf("# collbench Memory Copy Bandwidth (GB/s = 1e9 B/s of bytes copied)\n");
@@ -104,6 +104,8 @@ int main(int argc, char** argv) {
                            {"threads", cores}});
       }
       report.finish("complete");
+    } catch (const cb::ExitRequest& e) {  // a bad CB_* setting, already reported
+      status = e.status;
     } catch (const std::exception& e) {
       std::fprintf(stderr, "collbench: error: %s\n", e.what());
       status = cb::kExitRuntime;

@@ -180,8 +180,26 @@ void print_nccl(const json& nccl) {
     row("version", str(nccl, "version") + " (code " + str(nccl, "version_code") + ")");
 }
 
-void print_rdma(const json& rdma) {
+// The line rate cb_bw, cb_bibw and cb_mbw_mr compare bandwidth with (% Line): the
+// slowest of the nodes' fastest active ports, or why there is none.
+void print_line_rate(const json& line) {
+  if (!line["rate_gbps"].is_number()) {
+    row("line rate",
+        "none: " + str(line, "unavailable") + "; cb_bw, cb_bibw, cb_mbw_mr print no % Line column");
+    return;
+  }
+  char rate[32];
+  std::snprintf(rate, sizeof rate, "%g Gb/s", line["rate_gbps"].get<double>());
+  const std::string from = str(line, "source") == "CB_LINE_RATE_GBPS"
+                               ? "CB_LINE_RATE_GBPS"
+                               : str(line, "device") + " port " + str(line, "port");
+  row("line rate", std::string(rate) + " (" + from +
+                       "); cb_bw, cb_bibw, cb_mbw_mr print % Line when their pairs span nodes");
+}
+
+void print_rdma(const json& rdma, const json& line) {
   section("RDMA");
+  print_line_rate(line);
   if (rdma.contains("unavailable")) {
     row("devices", "none: " + str(rdma, "unavailable"));
     return;
@@ -226,6 +244,15 @@ void print_ranks(const json& env) {
   const int nodes = env.value("nodes", 1);
   row("ranks",
       str(env, "nranks") + " on " + std::to_string(nodes) + (nodes == 1 ? " host" : " hosts"));
+  const json& launcher = env["launcher"];
+  const json& per_node = launcher["ranks_per_node"];
+  row("launcher", str(launcher, "name") +
+                      (launcher["detected_from"].get<std::string>().empty()
+                           ? ""
+                           : " (" + str(launcher, "detected_from") + ")") +
+                      ", ranks per node " +
+                      (per_node.is_array() ? per_node.dump() : str(launcher, "ranks_per_node")) +
+                      (launcher["same_on_all_ranks"].get<bool>() ? "" : "; ranks disagree"));
   for (const auto& h : env["hosts"]) {
     std::string ranks;
     for (const auto& r : h["ranks"]) ranks += (ranks.empty() ? "" : ",") + r.dump();
@@ -267,7 +294,7 @@ void print(const json& info) {
   print_mpi(env, info["mpi"]);
   print_cuda(env["gpu"]);
   print_nccl(info["nccl"]);
-  print_rdma(env["rdma"]);
+  print_rdma(env["rdma"], env["line_rate"]);
   print_machine(env);
   print_ranks(env);
   print_engine(info["engine"]);

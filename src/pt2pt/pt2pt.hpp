@@ -46,6 +46,21 @@ struct Pt2ptSpec {
 // Role and peer of `rank`; throws UsageError when the rank count does not fit the spec.
 void pt2pt_layout(const Pt2ptSpec& spec, int rank, int nranks, int pairs, Role& role, int& peer);
 
+// What a bandwidth figure is compared with (README, "How each figure is computed"): the line
+// rate x directions x links, links being the smaller of the number of nodes that hold
+// senders and of those that hold receivers (ranks r < pairs send to r + pairs). Only when
+// every pair's two ranks are on different nodes: within a node shared memory, not the NIC,
+// carries the data, and the line rate bounds nothing.
+struct LineRateBound {
+  double bound_gbps = 0;  // 0: no percentage (why_not says why)
+  int links = 0;
+  int cross_node_pairs = 0;
+  std::string why_not;
+};
+// node_of_rank[r]: an index of rank r's node (its host); rate_gbps <= 0: none known.
+LineRateBound line_rate_bound(double rate_gbps, int directions, int pairs,
+                              const std::vector<int>& node_of_rank);
+
 // The timing loop of every point-to-point benchmark (pt2pt/runner.cpp).
 std::unique_ptr<Runner> make_pt2pt_runner(const RunContext& rc);
 

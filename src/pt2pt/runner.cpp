@@ -4,10 +4,12 @@
 // distribution (p50/p90/p99/stddev), which OMB does not keep.
 #include <algorithm>
 #include <cstdio>
+#include <set>
 
 #include "core/errors.hpp"
 #include "gpu/memory.hpp"
 #include "harness/fault.hpp"
+#include "harness/rdma.hpp"
 #include "harness/runner.hpp"
 #include "harness/stats.hpp"
 #include "harness/timer.hpp"
@@ -45,7 +47,42 @@ void pt2pt_layout(const Pt2ptSpec& spec, int rank, int nranks, int pairs, Role& 
   }
 }
 
+LineRateBound line_rate_bound(double rate_gbps, int directions, int pairs,
+                              const std::vector<int>& node_of_rank) {
+  LineRateBound out;
+  std::set<int> sender_nodes, receiver_nodes;
+  for (int s = 0; s < pairs && s + pairs < static_cast<int>(node_of_rank.size()); ++s) {
+    const int a = node_of_rank[static_cast<size_t>(s)];
+    const int b = node_of_rank[static_cast<size_t>(s + pairs)];
+    if (a == b) continue;
+    ++out.cross_node_pairs;
+    sender_nodes.insert(a);
+    receiver_nodes.insert(b);
+  }
+  out.links = static_cast<int>(std::min(sender_nodes.size(), receiver_nodes.size()));
+  if (rate_gbps <= 0) {
+    out.why_not = "no line rate known";
+  } else if (out.cross_node_pairs == 0) {
+    out.why_not = pairs == 1 ? "both ranks are on one node (shared memory, not the NIC, carries "
+                               "the data)"
+                             : "every pair is within a node (shared memory, not the NIC, "
+                               "carries the data)";
+  } else if (out.cross_node_pairs < pairs) {
+    out.why_not = std::to_string(pairs - out.cross_node_pairs) + " of " + std::to_string(pairs) +
+                  " pairs are within a node";
+  } else {
+    out.bound_gbps = rate_gbps * directions * out.links;
+  }
+  return out;
+}
+
 namespace {
+
+std::string gbps_text(double gbps) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g Gb/s", gbps);
+  return text;
+}
 
 class Pt2ptRunner final : public Runner {
  public:
@@ -69,6 +106,54 @@ class Pt2ptRunner final : public Runner {
     ctx_.ack = ack_;
   }
 
+  // Bandwidth benchmarks: the line rate (environment.line_rate) and whether the pairs
+  // cross nodes decide the % Line column; "line_rate" in the JSON, a header line.
+  void annotate(nlohmann::json& doc) override {
+    if (spec_.metric == Pt2ptMetric::Latency) return;
+    const nlohmann::json& line = doc["environment"]["line_rate"];
+    const double rate = line["rate_gbps"].is_number() ? line["rate_gbps"].get<double>() : 0.0;
+    std::vector<int> node_of_rank(static_cast<size_t>(rc_.ctl.size()), 0);
+    int node = 0;
+    for (const auto& host : rc_.ctl.hosts()) {
+      for (int r : host.second) node_of_rank[static_cast<size_t>(r)] = node;
+      ++node;
+    }
+    bound_ = line_rate_bound(rate, spec_.directions, pairs_, node_of_rank);
+    const bool shown = bound_.bound_gbps > 0;
+    std::string rate_text;
+    if (rate > 0) {
+      rate_text = gbps_text(rate);
+      if (line.value("source", "") == "CB_LINE_RATE_GBPS") {
+        rate_text += " (CB_LINE_RATE_GBPS)";
+      } else {
+        rate_text += " (" + line.value("device", "") + " port " + line["port"].dump() + ", " +
+                     line.value("link_layer", "") + " " + line.value("width", "") + " " +
+                     line.value("speed", "") + ")";
+      }
+    }
+    if (shown) {
+      note_ = "% Line = bandwidth / " + gbps_text(bound_.bound_gbps) + " (" + gbps_text(rate) +
+              " x " + std::to_string(spec_.directions) +
+              (spec_.directions == 1 ? " direction x " : " directions x ") +
+              std::to_string(bound_.links) + (bound_.links == 1 ? " link)" : " links)");
+      header_ = "# Line rate: " + rate_text + "; " + note_;
+    } else if (rate > 0) {
+      note_ = bound_.why_not + ": no % Line column";
+      header_ = "# Line rate: " + rate_text + "; " + note_;
+    } else {
+      note_ = line.value("unavailable", std::string("no line rate known")) + "; no % Line column";
+      header_ = "# Line rate: " + note_;
+    }
+    doc["line_rate"] = {{"rate_gbps", line["rate_gbps"]},
+                        {"directions", spec_.directions},
+                        {"pairs", pairs_},
+                        {"cross_node_pairs", bound_.cross_node_pairs},
+                        {"links", bound_.links},
+                        {"bound_gbps", shown ? nlohmann::json(bound_.bound_gbps) : nullptr},
+                        {"percent_reported", shown},
+                        {"note", note_}};
+  }
+
   std::vector<std::string> header_lines() const override {
     const auto side = [](Mem m) { return m == Mem::Cuda ? "DEVICE (D)" : "HOST (H)"; };
     std::vector<std::string> lines = {std::string("# Send Buffer on ") + side(rc_.opt.side_mem[0]) +
@@ -76,6 +161,7 @@ class Pt2ptRunner final : public Runner {
     if (spec_.uses_window)
       lines.push_back("# [ pairs: " + std::to_string(pairs_) +
                       " ] [ window size: " + std::to_string(window_) + " ]");
+    if (!header_.empty()) lines.push_back(header_);
     return lines;
   }
 
@@ -196,6 +282,11 @@ class Pt2ptRunner final : public Runner {
     } else {
       out.cells.push_back({"Bandwidth (MB/s)", mbps});
     }
+    if (bound_.bound_gbps > 0) {  // only when every pair crosses nodes (annotate())
+      const double pct = line_rate_percent(mbps, bound_.bound_gbps);
+      out.record["line_rate_percent"] = pct;
+      out.cells.push_back({"% Line", pct});
+    }
     if (o.full) {
       out.cells.push_back({"Min BW(MB/s)", mbps_at(iter_us.max)});
       out.cells.push_back({"Max BW(MB/s)", mbps_at(iter_us.min)});
@@ -218,6 +309,9 @@ class Pt2ptRunner final : public Runner {
   int pairs_ = 1;
   int window_ = 1;
   int sizes_done_ = 0;
+  LineRateBound bound_;  // annotate(): the % Line column's bound, 0 when not shown
+  std::string note_;     // annotate(): what the header line says after the rate
+  std::string header_;   // "# Line rate: ..." (bandwidth benchmarks)
 };
 
 }  // namespace

@@ -15,6 +15,7 @@ import sys
 import time
 
 from cbtest import Failure, case, check, load_json
+from test_launch import virtual_nodes, virtual_nodes_unavailable
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 SCHEMAS = ROOT / "schemas"
@@ -139,9 +140,23 @@ def mutations(doc):
             broken("a record with an unknown field", lambda d: d["results"][0].update(speed=1))
         if "options" in doc:
             broken("options.dtype not in its set", lambda d: d["options"].update(dtype="fp8"))
+        broken("without environment.launcher", lambda d: d["environment"].pop("launcher"))
+        broken("launcher.name not in its set",
+               lambda d: d["environment"]["launcher"].update(name="pbsdsh"))
+        broken("line_rate.rate_gbps null without unavailable",
+               lambda d: d["environment"].update(line_rate={"rate_gbps": None, "source": "none"}))
+        if doc["benchmark"]["name"] in ("bw", "bibw", "mbw_mr"):
+            broken("a bandwidth result without line_rate", lambda d: d.pop("line_rate"))
+            if doc["results"] and not doc["line_rate"]["percent_reported"]:
+                broken("line_rate_percent without percent_reported",
+                       lambda d: d["results"][0].update(line_rate_percent=50.0))
+        elif doc["results"]:
+            broken("line_rate outside bw, bibw, mbw_mr",
+                   lambda d: d.update(line_rate={"rate_gbps": None}))
     elif kind == "collbench.info/1":
         broken("without engine", lambda d: d.pop("engine"))
         broken("without environment.rdma", lambda d: d["environment"].pop("rdma"))
+        broken("without environment.line_rate", lambda d: d["environment"].pop("line_rate"))
     elif kind == "collbench.trace/1":
         broken("an op without coll", lambda d: d["ops"][0].pop("coll"))
         broken("an op with a misspelt field", lambda d: d["ops"][0].update(cout=1))
@@ -289,6 +304,14 @@ def schemas_every_output(env):
     d.bench(2, "bw", [*QUICK, "--backend", "engine", "-f", "-z", "50,95"], name="bw.engine")
     d.bench(2, "latency", [*QUICK, "--repeat", "2", "--backend", "engine"], name="lat.engine")
     d.bench(2, "latency", [*QUICK, "--repeat", "2"], name="lat.repeat")
+    # A line rate (CB_LINE_RATE_GBPS): one node, no % Line; on two host names, % Line.
+    d.bench(2, "bibw", QUICK, name="bibw.rate", env={"CB_LINE_RATE_GBPS": "100"})
+    if not virtual_nodes_unavailable():
+        path = env.path("bw.two_hosts.json")
+        r = virtual_nodes(env, "bw", [*QUICK, "-J", path], extra_env={"CB_LINE_RATE_GBPS": "100"})
+        check(r.rc == 0, f"cb_bw on two host names: {r}")
+        check(load_json(path)["line_rate"]["percent_reported"], f"{path}: no line_rate_percent")
+        d.add("cb_bw on two host names (CB_LINE_RATE_GBPS=100)", path)
 
     # Documents of runs that did not complete: validation_failed, aborted, interrupted.
     d.failing(2, "latency", [*QUICK, "-c"], "lat.corrupt", 1, "validation_failed",
