@@ -16,7 +16,11 @@ each for the measured rank count, followed by fixed rules for other rank counts 
 the usual crossovers; one small machine cannot measure them). Before them come the
 winners on private buffers (measured with --alloc plain, as a program's own memory, for
 which the engine's shared-memory algorithms must stage or use cross-memory attach), as
-rules with "buffers": "private" that buffers in the engine's shared heap skip. Rules for other memory kinds
+rules with "buffers": "private" that buffers in the engine's shared heap skip. On private
+buffers the engine's "mpi" algorithm (the MPI library's own collective) competes with the
+time of `cb_<coll> --backend mpi` on the same sizes (--from-library): where it wins, the
+preload passes the call straight to the library. --tiers measures some tiers only and
+keeps the host rules of the others from --out. Rules for other memory kinds
 (device buffers) and the "parameters" object (the hierarchical algorithms' thresholds) are
 kept from the previous table at --out.
 
@@ -62,16 +66,30 @@ def launcher(ranks, mpirun):
     return p.stdout.decode().split("\0")[:-1]
 
 
-def measure(build, coll, ranks, sizes, iterations, out, mpirun, shm, extra):
+def measure(build, coll, ranks, sizes, iterations, out, mpirun, shm, extra, backend="engine"):
     cmd = launcher(ranks, mpirun) + [
-        os.path.join(build, f"cb_{coll}"), "--backend", "engine",
-        "--algo", "all", "-J", out] + (["-m", sizes] if sizes else []) + extra
+        os.path.join(build, f"cb_{coll}"), "--backend", backend, "-J", out] + (
+        ["--algo", "all"] if backend == "engine" else []) + (
+        ["-m", sizes] if sizes else []) + extra
     if iterations:
         cmd += ["-i", str(iterations), "-x", str(max(1, iterations // 10))]
     env = dict(os.environ, CB_ENGINE_SHM="1" if shm else "0")
     print(f"tune.py: CB_ENGINE_SHM={env['CB_ENGINE_SHM']}", " ".join(cmd), flush=True)
     if subprocess.run(cmd, stdout=subprocess.DEVNULL, env=env).returncode != 0:
         fail(f"{' '.join(cmd)} failed")
+
+
+def with_library(doc, library):
+    """The plain tier's --algo all document with its "mpi" algorithm's times replaced by
+    those of the MPI library called directly (--backend mpi on the same sizes): that is
+    what a program under the preload gets where the table names "mpi" (docs/preload.md),
+    without the engine's schedule around the call that --algo all times."""
+    if not library:
+        return doc
+    out = dict(doc)
+    out["results"] = [r for r in doc.get("results", []) if r.get("algo") != "mpi"]
+    out["results"] += [dict(r, algo="mpi") for r in library.get("results", [])]
+    return out
 
 
 def winners(doc, tolerance):
@@ -163,6 +181,21 @@ def kept_rules(old):
     return [r for r in rules if isinstance(r, dict) and r.get("mem", "host") != "host"]
 
 
+def kept_tier_rules(old, coll, tier):
+    """The previous table's host rules of `coll` in `tier` (plain: those limited to private
+    buffers; shm and noshm: the others, which the two tiers share in table order), for a
+    run that does not measure that tier. shm and noshm come back together, under shm."""
+    if tier == "noshm":
+        return []
+    out = []
+    for r in old.get("rules", []):
+        if not isinstance(r, dict) or r.get("coll") != coll or r.get("mem", "host") != "host":
+            continue
+        if (r.get("buffers") == "private") == (tier == "plain"):
+            out.append(r)
+    return out
+
+
 def kept_parameters(old):
     """The "parameters" object of the previous table (None where it has none): the
     measurements here do not cover them, so a regenerated table keeps them as they were."""
@@ -184,11 +217,24 @@ def main():
                     help="--algo all results with CB_ENGINE_SHM=0")
     ap.add_argument("--from-plain", dest="plain_inputs", nargs="*", default=[],
                     help="--algo all results with --alloc plain (shared memory on)")
+    ap.add_argument("--from-library", dest="library_inputs", nargs="*", default=[],
+                    help="--backend mpi results on the plain tier's sizes: the \"mpi\" "
+                         "algorithm's times there")
+    ap.add_argument("--tiers", default=",".join(TIERS),
+                    help="the tiers to measure (comma-separated, of " + ", ".join(TIERS) +
+                         "); the host rules and winners of the others are kept from --out")
     ap.add_argument("--workdir", default="tune-results")
     ap.add_argument("--out", required=True)
     a = ap.parse_args()
 
+    measured_tiers = [t for t in a.tiers.split(",") if t]
+    for t in measured_tiers:
+        if t not in TIERS:
+            fail(f"--tiers: unknown tier '{t}' (known: {', '.join(TIERS)})")
+    if ("shm" in measured_tiers) != ("noshm" in measured_tiers):
+        fail("--tiers: shm and noshm are measured together (their rules interleave)")
     tiers = {name: {} for name in TIERS}
+    library = {}  # the MPI library called directly, on the plain tier's buffers
 
     def read(paths, tier):
         for path in paths:
@@ -199,15 +245,18 @@ def main():
                 fail(f"{path}: {e}")
             if not isinstance(doc, dict) or doc.get("schema") != "collbench.result/1":
                 fail(f"{path}: not a collbench result (schema collbench.result/1)")
-            tiers[tier][doc["benchmark"]["name"]] = doc
+            (library if tier == "library" else tiers[tier])[doc["benchmark"]["name"]] = doc
 
-    if a.inputs:
-        read(a.inputs, "shm")
+    if a.inputs or a.noshm_inputs or a.plain_inputs:
+        read(a.inputs or [], "shm")
         read(a.noshm_inputs, "noshm")
         read(a.plain_inputs, "plain")
+        read(a.library_inputs, "library")
     else:
         os.makedirs(a.workdir, exist_ok=True)
         for tier, (shm, extra) in TIERS.items():
+            if tier not in measured_tiers:
+                continue
             paths = []
             for coll, sizes in COLLS.items():
                 if tier == "plain" and sizes is None:
@@ -215,14 +264,27 @@ def main():
                 paths.append(os.path.join(a.workdir, f"{coll}.engine.{tier}.all.json"))
                 measure(a.build, coll, a.ranks, sizes, a.iterations, paths[-1], a.mpirun, shm,
                         extra)
+                if tier == "plain":  # the library itself, on the program's own buffers
+                    lib = os.path.join(a.workdir, f"{coll}.mpi.plain.json")
+                    measure(a.build, coll, a.ranks, sizes, a.iterations, lib, a.mpirun, shm,
+                            [], backend="mpi")
+                    read([lib], "library")
             read(paths, tier)
 
+    old = previous_table(a.out)
     rules, measured = [], {}
     for coll in COLLS:
         for tier in TIERS:
             doc = tiers[tier].get(coll)
             if not doc:
+                if tier not in measured_tiers:  # kept as the previous table had it
+                    rules += kept_tier_rules(old, coll, tier)
+                    key = f"{coll}.{tier}"
+                    if key in old.get("winners", {}):
+                        measured[key] = old["winners"][key]
                 continue
+            if tier == "plain":
+                doc = with_library(doc, library.get(coll))
             wins = winners(doc, a.tolerance)
             if not wins:
                 fail(f"{coll}: no results with an algorithm (was it run with --algo all?)")
@@ -234,7 +296,7 @@ def main():
                 rules += rules_for(coll, wins, a.ranks) + general_rules(coll, tier)
             measured[f"{coll}.{tier}"] = [{"bytes": b, "algo": al, "p50_us": round(t, 3)}
                                           for b, al, t in wins]
-    docs = tiers["shm"] or tiers["noshm"]
+    docs = tiers["shm"] or tiers["noshm"] or tiers["plain"]
     if not docs:
         fail("no measurements")
     env = next(iter(docs.values()))["environment"]
@@ -248,9 +310,11 @@ def main():
                         "date": datetime.date.today().isoformat()},
         "tolerance": a.tolerance,
     }
+    if len(measured_tiers) < len(TIERS):
+        table["description"] += (f"; measured tiers: {', '.join(measured_tiers)}, the host rules "
+                                 "of the others kept from the previous table")
     # Parameters and rules for memory kinds this run did not measure (device buffers) are
     # kept as they were.
-    old = previous_table(a.out)
     params = kept_parameters(old)
     if params is not None:
         table["parameters"] = params

@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <utility>
 
-#include "backends/mpi_library.hpp"
+#include "engine/mpi_library.hpp"
 #include "config.hpp"
 #include "core/errors.hpp"
 #include "engine/algorithm.hpp"

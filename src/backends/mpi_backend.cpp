@@ -4,20 +4,15 @@
 
 #include <nlohmann/json.hpp>
 
-#include "gpu/device.hpp"
-#include "backends/mpi_half_op.hpp"
-#include "backends/mpi_library.hpp"
 #include "core/mpi_check.hpp"
 #include "core/vcounts.hpp"
+#include "engine/mpi_collective.hpp"
+#include "engine/mpi_half_op.hpp"
+#include "engine/mpi_library.hpp"
+#include "gpu/device.hpp"
 
 namespace cb {
 namespace {
-
-int as_count(size_t n) {
-  if (n > static_cast<size_t>(INT32_MAX))
-    throw UsageError("message of " + std::to_string(n) + " elements exceeds MPI's int count");
-  return static_cast<int>(n);
-}
 
 class MpiRequest final : public Request {
  public:
@@ -123,7 +118,7 @@ void to_device(const Buf& b, const std::vector<std::byte>& store) {
 void MpiBackend::send(const Buf& dev, int peer, int tag) {
   if (stage_.empty()) stage_.resize(1);
   const Buf buf = staged(dev.mem) ? to_host(dev, stage_[0], true) : dev;
-  const int n = as_count(buf.bytes);
+  const int n = as_mpi_count(buf.bytes);
   if (wait_ == WaitMode::Spin) {
     CB_MPI(MPI_Send(buf.ptr, n, MPI_BYTE, peer, tag, comm_));
     return;
@@ -136,7 +131,7 @@ void MpiBackend::send(const Buf& dev, int peer, int tag) {
 void MpiBackend::recv(const Buf& dev, int peer, int tag) {
   if (stage_.empty()) stage_.resize(1);
   const Buf buf = staged(dev.mem) ? to_host(dev, stage_[0], false) : dev;
-  const int n = as_count(buf.bytes);
+  const int n = as_mpi_count(buf.bytes);
   if (wait_ == WaitMode::Spin) {
     CB_MPI(MPI_Recv(buf.ptr, n, MPI_BYTE, peer, tag, comm_, MPI_STATUS_IGNORE));
   } else {
@@ -154,7 +149,7 @@ void MpiBackend::batch(std::span<const P2POp> ops) {
     const P2POp& op = ops[i];
     const bool sending = op.kind == P2POp::Kind::Send;
     const Buf buf = staged(op.buf.mem) ? to_host(op.buf, stage_[i], sending) : op.buf;
-    const int n = as_count(buf.bytes);
+    const int n = as_mpi_count(buf.bytes);
     if (sending)
       CB_MPI(MPI_Isend(buf.ptr, n, MPI_BYTE, op.peer, op.tag, comm_, &reqs_[i]));
     else
@@ -171,108 +166,15 @@ std::string MpiBackend::refuses(const CollArgs& a) const {
   if (!a.algo.empty())
     return "--algo selects engine algorithms; the mpi backend calls the MPI library, which "
            "chooses its own (for MPICH see MPIR_CVAR_<COLL>_INTRA_ALGORITHM)";
-  // MPICH 4.0's device-level (ch4) reduce reads MPI_IN_PLACE as a buffer at a root other
-  // than 0 above 2 KiB and crashes (SIGSEGV at 0xffffffffffffffff); its MPIR algorithms
-  // are right. Say so rather than crash.
-  const char* device_coll = std::getenv("MPIR_CVAR_REDUCE_DEVICE_COLLECTIVE");
-  if (a.coll == Coll::Reduce && a.in_place && a.root != 0 &&
-      a.count * dtype_size(a.dtype) > 2048 && !(device_coll && std::string(device_coll) == "0") &&
-      mpi_library_version().find("MPICH Version: 4.0") != std::string::npos)
-    return "MPICH 4.0's ch4 MPI_Reduce crashes with MPI_IN_PLACE at a root other than 0 above "
-           "2 KiB; set MPIR_CVAR_REDUCE_DEVICE_COLLECTIVE=0 (its MPIR algorithms are correct), "
-           "use root 0, or leave out -l";
-  return {};
+  return mpi_collective_refuses(a);
 }
 
 std::string MpiBackend::reduction_note(Dtype dt, Op op) const {
   return "MPI_Op: " + mpi_reduction_description(dt, op);
 }
 
-namespace {
-// A collective's arguments in MPI's terms (mpi_half_op.hpp: half and bfloat16 travel as a
-// contiguous 2-byte type and reduce with collbench's MPI_Op).
-struct MpiCall {
-  const void* in;
-  void* out;
-  int count;
-  MPI_Datatype type;
-  MPI_Op op;
-};
-MpiCall mpi_call(const CollArgs& a, int rank) {
-  const MpiReduction r = mpi_datatype_and_op(a.dtype, a.op);
-  const void* in = a.in_place ? MPI_IN_PLACE : a.send.ptr;
-  void* out = a.recv.ptr;
-  // Reduce: MPI_IN_PLACE is the root's alone; the others send from recv, their input, and
-  // pass no receive buffer (insignificant there; the same buffer twice would alias).
-  if (a.coll == Coll::Reduce && a.in_place && rank != a.root) {
-    in = a.recv.ptr;
-    out = nullptr;
-  }
-  return {in, out, as_count(a.count), r.type, r.op};
-}
-}  // namespace
-
-// MPI_Alltoallv's count and displacement arrays for a count matrix, built once per matrix
-// and left untouched while an MPI_Ialltoallv may still read them.
-const MpiBackend::VArrays& MpiBackend::varrays(const CountMatrix& m) {
-  VArrays& v = varrays_[&m];
-  const auto n = static_cast<size_t>(size());
-  bool same = v.scounts.size() == n;
-  for (size_t p = 0; same && p < n; ++p)
-    same = v.scounts[p] == static_cast<int>(m.count(rank(), int(p))) &&
-           v.rcounts[p] == static_cast<int>(m.count(int(p), rank())) &&
-           v.sdispls[p] == static_cast<int>(m.send_offset(rank(), int(p))) &&
-           v.rdispls[p] == static_cast<int>(m.recv_offset(rank(), int(p)));
-  if (same) return v;
-  v.scounts.resize(n);
-  v.rcounts.resize(n);
-  v.sdispls.resize(n);
-  v.rdispls.resize(n);
-  for (size_t p = 0; p < n; ++p) {
-    const int peer = static_cast<int>(p);
-    v.scounts[p] = as_count(m.count(rank(), peer));
-    v.rcounts[p] = as_count(m.count(peer, rank()));
-    v.sdispls[p] = as_count(m.send_offset(rank(), peer));
-    v.rdispls[p] = as_count(m.recv_offset(rank(), peer));
-  }
-  return v;
-}
-
 MPI_Request MpiBackend::post(const CollArgs& a) {
-  const MpiCall c = mpi_call(a, rank());
-  MPI_Request req = MPI_REQUEST_NULL;
-  switch (a.coll) {
-    case Coll::Allreduce:
-      CB_MPI(MPI_Iallreduce(c.in, c.out, c.count, c.type, c.op, comm_, &req));
-      break;
-    case Coll::Bcast:
-      CB_MPI(MPI_Ibcast(c.out, c.count, c.type, a.root, comm_, &req));
-      break;
-    case Coll::Alltoall:
-      CB_MPI(MPI_Ialltoall(c.in, c.count, c.type, c.out, c.count, c.type, comm_, &req));
-      break;
-    case Coll::Reduce:
-      CB_MPI(MPI_Ireduce(c.in, c.out, c.count, c.type, c.op, a.root, comm_, &req));
-      break;
-    case Coll::Barrier:
-      CB_MPI(MPI_Ibarrier(comm_, &req));
-      break;
-    case Coll::Alltoallv: {
-      const VArrays& v = varrays(*a.counts);
-      CB_MPI(MPI_Ialltoallv(c.in, v.scounts.data(), v.sdispls.data(), c.type, c.out,
-                            v.rcounts.data(), v.rdispls.data(), c.type, comm_, &req));
-      break;
-    }
-    case Coll::Allgather:  // in place: block `rank` of recv is the input
-      CB_MPI(MPI_Iallgather(c.in, c.count, c.type, c.out, c.count, c.type, comm_, &req));
-      break;
-    case Coll::ReduceScatter:  // in place: recv holds all n blocks, the result is its first
-      CB_MPI(MPI_Ireduce_scatter_block(c.in, c.out, c.count, c.type, c.op, comm_, &req));
-      break;
-    default:
-      throw UsageError(unsupported(a));
-  }
-  return req;
+  return post_mpi_collective(a, comm_, rank(), a.counts ? varrays_[a.counts] : no_counts_);
 }
 
 namespace {
@@ -299,38 +201,7 @@ void MpiBackend::run_host(const CollArgs& a) {
     wait_request(req, wait_);
     return;
   }
-  const MpiCall c = mpi_call(a, rank());
-  switch (a.coll) {
-    case Coll::Allreduce:
-      CB_MPI(MPI_Allreduce(c.in, c.out, c.count, c.type, c.op, comm_));
-      break;
-    case Coll::Bcast:
-      CB_MPI(MPI_Bcast(c.out, c.count, c.type, a.root, comm_));
-      break;
-    case Coll::Alltoall:
-      CB_MPI(MPI_Alltoall(c.in, c.count, c.type, c.out, c.count, c.type, comm_));
-      break;
-    case Coll::Reduce:
-      CB_MPI(MPI_Reduce(c.in, c.out, c.count, c.type, c.op, a.root, comm_));
-      break;
-    case Coll::Barrier:
-      CB_MPI(MPI_Barrier(comm_));
-      break;
-    case Coll::Alltoallv: {
-      const VArrays& v = varrays(*a.counts);
-      CB_MPI(MPI_Alltoallv(c.in, v.scounts.data(), v.sdispls.data(), c.type, c.out,
-                           v.rcounts.data(), v.rdispls.data(), c.type, comm_));
-      break;
-    }
-    case Coll::Allgather:
-      CB_MPI(MPI_Allgather(c.in, c.count, c.type, c.out, c.count, c.type, comm_));
-      break;
-    case Coll::ReduceScatter:
-      CB_MPI(MPI_Reduce_scatter_block(c.in, c.out, c.count, c.type, c.op, comm_));
-      break;
-    default:
-      throw UsageError(unsupported(a));
-  }
+  run_mpi_collective(a, comm_, rank(), a.counts ? varrays_[a.counts] : no_counts_);
 }
 
 std::unique_ptr<Request> MpiBackend::start(const CollArgs& a) {

@@ -12,6 +12,7 @@
 
 #include "backends/backend.hpp"
 #include "backends/control.hpp"
+#include "engine/mpi_collective.hpp"
 
 namespace cb {
 
@@ -35,11 +36,8 @@ class MpiBackend final : public Backend {
   std::string refuses(const CollArgs& args) const override;
   MPI_Request post(const CollArgs& args);
   void run_host(const CollArgs& args);
-  bool staged(Mem mem) const { return mem == Mem::Cuda && !cuda_aware_; }
-  struct VArrays {  // MPI_Alltoallv's counts and displacements (elements) of this rank
-    std::vector<int> scounts, sdispls, rcounts, rdispls;
-  };
-  const VArrays& varrays(const CountMatrix& m);
+  // --staging copies through host memory even where the library is CUDA-aware (to compare)
+  bool staged(Mem mem) const { return mem == Mem::Cuda && (staging_ || !cuda_aware_); }
 
   MPI_Comm comm_ = MPI_COMM_NULL;
   WaitMode wait_;
@@ -47,7 +45,9 @@ class MpiBackend final : public Backend {
   bool cuda_aware_ = false;
   bool staging_ = false;
   std::vector<std::vector<std::byte>> stage_;  // host copies of device buffers, reused
-  std::map<const CountMatrix*, VArrays> varrays_;
+  // MPI_Alltoallv's arrays per count matrix, untouched while an operation may read them
+  std::map<const CountMatrix*, MpiCountArrays> varrays_;
+  MpiCountArrays no_counts_;
 };
 
 }  // namespace cb

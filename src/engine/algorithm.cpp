@@ -39,7 +39,15 @@ std::span<const Algorithm* const> all_algorithms() {
                                               &kBarrierDissemination,
                                               &kBarrierShm,
                                               &kAlltoallvPairwise,
-                                              &kAlltoallvShm};
+                                              &kAlltoallvShm,
+                                              &kAllreduceMpi,
+                                              &kBcastMpi,
+                                              &kAlltoallMpi,
+                                              &kAllgatherMpi,
+                                              &kReduceScatterMpi,
+                                              &kReduceMpi,
+                                              &kBarrierMpi,
+                                              &kAlltoallvMpi};
   return kAll;
 }
 

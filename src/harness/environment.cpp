@@ -12,7 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "backends/mpi_library.hpp"
+#include "engine/mpi_library.hpp"
 #include "config.hpp"
 #include "core/errors.hpp"
 #include "core/settings.hpp"

@@ -8,7 +8,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "backends/control.hpp"
-#include "backends/mpi_library.hpp"
+#include "engine/mpi_library.hpp"
 
 namespace cb {
 

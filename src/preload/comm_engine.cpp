@@ -3,6 +3,7 @@
 #include <sched.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
@@ -199,8 +200,11 @@ std::map<MPI_Comm, Holder*>& registry() {
   return r;
 }
 
+std::atomic<uint64_t> g_generation{1};
+
 int delete_fn(MPI_Comm comm, int, void* value, void*) {
   Guard g;
+  g_generation.fetch_add(1, std::memory_order_relaxed);
   registry().erase(comm);
   try {
     delete static_cast<Holder*>(value);  // the engine goes with its last operation
@@ -210,6 +214,10 @@ int delete_fn(MPI_Comm comm, int, void* value, void*) {
 }
 
 }  // namespace
+
+uint64_t engines_generation() {
+  return g_generation.load(std::memory_order_relaxed);
+}
 
 void pause(uint64_t polls, WaitMode mode) {
   if (polls % 64 == 0) poke_mpi();
@@ -226,8 +234,8 @@ MPI_Request g_poke = MPI_REQUEST_NULL;
 void poke_mpi() {
   Guard g;
   if (g_poke == MPI_REQUEST_NULL &&
-      PMPI_Grequest_start(query_fn, [](void*) { return MPI_SUCCESS; }, cancel_fn, nullptr,
-                          &g_poke) != MPI_SUCCESS)
+      PMPI_Grequest_start(
+          query_fn, [](void*) { return MPI_SUCCESS; }, cancel_fn, nullptr, &g_poke) != MPI_SUCCESS)
     return;
   int flag = 0;
   PMPI_Test(&g_poke, &flag, MPI_STATUS_IGNORE);
@@ -270,9 +278,14 @@ const engine::Algorithm* CommEngine::choose(const CollArgs& a, std::string* why)
   return engine::choose_algorithm(pruned_.at(a.coll), env_algo(a.coll), a, world_, why);
 }
 
-std::string CommEngine::refuses(const CollArgs& a) const {
+std::string CommEngine::passes(const CollArgs& a) const {
   std::string why;
-  return choose(a, &why) ? std::string() : why;
+  const engine::Algorithm* algo = choose(a, &why);
+  if (!algo) return "engine refuses";
+  // The table (or CB_<COLL>_ALGO) hands this size to the MPI library: call it directly,
+  // without the engine's schedule around it.
+  if (algo->name == "mpi") return "tuned to the MPI library";
+  return {};
 }
 
 void CommEngine::run(const CollArgs& a) {

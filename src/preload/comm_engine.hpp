@@ -26,10 +26,10 @@ namespace cb::preload {
 
 // Settings from the environment, read once (see docs/preload.md).
 struct Settings {
-  bool enabled = true;     // CB_ENGINE=off: every call passes through
-  bool verbose = false;    // CB_PRELOAD_VERBOSE=1: counts at MPI_Finalize
-  std::string log;         // CB_PRELOAD_LOG=FILE: verbose lines appended there, not stderr
-  int wait = -1;           // CB_PRELOAD_WAIT: -1 auto, 0 spin, 1 yield
+  bool enabled = true;   // CB_ENGINE=off: every call passes through
+  bool verbose = false;  // CB_PRELOAD_VERBOSE=1: counts at MPI_Finalize
+  std::string log;       // CB_PRELOAD_LOG=FILE: verbose lines appended there, not stderr
+  int wait = -1;         // CB_PRELOAD_WAIT: -1 auto, 0 spin, 1 yield
 };
 const Settings& settings();
 
@@ -40,9 +40,11 @@ class CommEngine : public std::enable_shared_from_this<CommEngine> {
   CommEngine(const CommEngine&) = delete;
   CommEngine& operator=(const CommEngine&) = delete;
 
-  // Why the engine cannot run `args` here (empty: it can). Depends only on arguments that
-  // match across ranks, the communicator and the environment: the same on every rank.
-  std::string refuses(const CollArgs& args) const;
+  // Why `args` go to PMPI instead of the engine (empty: the engine runs them): no engine
+  // algorithm can run them ("engine refuses"), or the chosen one is the MPI library's own
+  // ("tuned to the MPI library"). Depends only on arguments that match across ranks, the
+  // communicator and the environment: the same on every rank.
+  std::string passes(const CollArgs& args) const;
   // Runs `args` to completion, advancing the process's non-blocking operations meanwhile.
   void run(const CollArgs& args);
   // Starts `args` as a generalized request in *request.
@@ -69,6 +71,9 @@ class CommEngine : public std::enable_shared_from_this<CommEngine> {
 std::shared_ptr<CommEngine> engine_of(MPI_Comm comm);
 // The engine of `comm` if it has one already (never creates it); null otherwise.
 std::shared_ptr<CommEngine> existing_engine(MPI_Comm comm);
+// Changes whenever an engine is freed (with its communicator, whose handle MPI may give to
+// a new one): what was remembered about a communicator is stale once it changes.
+uint64_t engines_generation();
 // Frees the engines of every communicator still alive (before PMPI_Finalize).
 void free_all_engines();
 // Advances every non-blocking engine operation of this process once; true if any is left.

@@ -43,11 +43,20 @@ enum Fn : int {
   kIbarrier,
   kFnCount
 };
-constexpr std::array<const char*, kFnCount> kNames = {
-    "MPI_Allreduce",  "MPI_Bcast",  "MPI_Alltoall",  "MPI_Reduce",  "MPI_Allgather",
-    "MPI_Reduce_scatter_block",  "MPI_Barrier",  "MPI_Iallreduce",  "MPI_Ibcast",
-    "MPI_Ialltoall",  "MPI_Ireduce",  "MPI_Iallgather",  "MPI_Ireduce_scatter_block",
-    "MPI_Ibarrier"};
+constexpr std::array<const char*, kFnCount> kNames = {"MPI_Allreduce",
+                                                      "MPI_Bcast",
+                                                      "MPI_Alltoall",
+                                                      "MPI_Reduce",
+                                                      "MPI_Allgather",
+                                                      "MPI_Reduce_scatter_block",
+                                                      "MPI_Barrier",
+                                                      "MPI_Iallreduce",
+                                                      "MPI_Ibcast",
+                                                      "MPI_Ialltoall",
+                                                      "MPI_Ireduce",
+                                                      "MPI_Iallgather",
+                                                      "MPI_Ireduce_scatter_block",
+                                                      "MPI_Ibarrier"};
 
 // Calls taken and passed through, per function, with the reasons.
 struct Counts {
@@ -107,7 +116,8 @@ void report() {
   }
   if (!any) {
     const std::string line = head + "no interposed calls\n";
-    if (write(fd, line.data(), line.size()) < 0) { /* nothing more to do */ }
+    if (write(fd, line.data(), line.size()) < 0) { /* nothing more to do */
+    }
   }
   if (fd != 2) close(fd);
 }
@@ -134,6 +144,42 @@ int creation_error(Fn fn, MPI_Comm comm, const char* what) {
   std::abort();
 }
 
+// What a call's decision depends on besides its buffers (route.hpp): two calls of one
+// function with equal signatures are decided alike.
+struct Signature {
+  MPI_Comm comm = MPI_COMM_NULL;
+  int count = 0, count2 = 0;
+  MPI_Datatype type = MPI_DATATYPE_NULL, type2 = MPI_DATATYPE_NULL;
+  MPI_Op op = MPI_OP_NULL;
+  int root = 0;
+  bool in_place = false;
+  bool operator==(const Signature&) const = default;
+};
+
+constexpr const char* kTunedToLibrary = "tuned to the MPI library";
+
+// Per function, the last signature the tuning table handed to the MPI library, per thread.
+// A loop of the same call (a benchmark, a training step's buckets) then reaches PMPI after
+// one comparison instead of the communicator, type and table queries (~0.15 us, as much
+// as MPICH's whole small bcast here). Only this reason is remembered: it depends on the
+// signature alone, where others (MPI_BOTTOM, say) depend on the buffers, and a rank that
+// passed a call through while its peer took the engine would deadlock.
+struct TunedPass {
+  Signature sig;
+  uint64_t generation = 0;  // engines_generation() when remembered; 0: nothing
+  CommEngine* engine = nullptr;
+};
+thread_local std::array<TunedPass, kFnCount> t_tuned;
+
+CommEngine* remembered_pass(Fn fn, const Signature& sig) {
+  const TunedPass& t = t_tuned[fn];
+  return t.generation == engines_generation() && t.sig == sig ? t.engine : nullptr;
+}
+
+void remember_pass(Fn fn, const Signature& sig, const Route& r, CommEngine* eng) {
+  if (eng && r.reason == kTunedToLibrary) t_tuned[fn] = {sig, engines_generation(), eng};
+}
+
 // The decision for one call, the engine of its communicator when it routes. Returns
 // false with *rc set when the engine could not be created.
 template <typename Decide>
@@ -156,23 +202,42 @@ bool decide(Fn fn, MPI_Comm comm, Decide&& how, Route& r, std::shared_ptr<CommEn
     *rc = creation_error(fn, comm, e.what());
     return false;
   }
-  if (std::string why = eng->refuses(r.args); !why.empty()) r.reason = "engine refuses";
+  if (std::string why = eng->passes(r.args); !why.empty()) r.reason = why;
   return true;
 }
 
-// A blocking call: the engine, or PMPI. On a communicator whose engine has run
-// non-blocking operations, a passed-through call is made in its non-blocking PMPI form
-// and waited for here, advancing the engine's operations in flight meanwhile: a peer may
-// be waiting for one of them before it can enter this collective. The choice must be the
-// same on every rank (MPI never matches a blocking collective with a non-blocking one),
-// so it depends on the communicator's history, not on what is in flight on this rank.
-// (Operations in flight on other communicators are not covered: docs/preload.md.)
+// A blocking call passed through. On a communicator whose engine has run non-blocking
+// operations, it is made in its non-blocking PMPI form and waited for here, advancing the
+// engine's operations in flight meanwhile: a peer may be waiting for one of them before it
+// can enter this collective. The choice must be the same on every rank (MPI never matches
+// a blocking collective with a non-blocking one), so it depends on the communicator's
+// history, not on what is in flight on this rank. (Operations in flight on other
+// communicators are not covered: docs/preload.md.)
+template <typename Pass, typename IPass>
+int pass_blocking(const CommEngine* eng, Pass&& pass, IPass&& ipass) {
+  if (!eng || !eng->started_nonblocking()) return pass();
+  MPI_Request req = MPI_REQUEST_NULL;
+  int rc = ipass(&req);
+  if (rc != MPI_SUCCESS) return rc;
+  for (uint64_t polls = 0;;) {
+    int done = 0;
+    if ((rc = PMPI_Test(&req, &done, MPI_STATUS_IGNORE)) != MPI_SUCCESS || done) return rc;
+    progress_all();
+    pause(++polls, WaitMode::Spin);
+  }
+}
+
+// A blocking call: the engine, or PMPI (pass_blocking).
 template <typename Decide, typename Pass, typename IPass>
-int blocking(Fn fn, MPI_Comm comm, Decide&& how, Pass&& pass, IPass&& ipass) {
+int blocking(Fn fn, const Signature& sig, Decide&& how, Pass&& pass, IPass&& ipass) {
+  if (CommEngine* eng = remembered_pass(fn, sig)) {
+    count_pass(fn, kTunedToLibrary);
+    return pass_blocking(eng, pass, ipass);
+  }
   Route r;
   std::shared_ptr<CommEngine> eng;
   int rc = MPI_SUCCESS;
-  if (!decide(fn, comm, how, r, eng, &rc)) return rc;
+  if (!decide(fn, sig.comm, how, r, eng, &rc)) return rc;
   if (r.engine()) {
     count_engine(fn);
     try {
@@ -183,26 +248,24 @@ int blocking(Fn fn, MPI_Comm comm, Decide&& how, Pass&& pass, IPass&& ipass) {
     return MPI_SUCCESS;
   }
   count_pass(fn, r.reason);
-  if (!eng && r.reason != "invalid communicator") eng = existing_engine(comm);
-  if (!eng || !eng->started_nonblocking()) return pass();
-  MPI_Request req = MPI_REQUEST_NULL;
-  if ((rc = ipass(&req)) != MPI_SUCCESS) return rc;
-  for (uint64_t polls = 0;;) {
-    int done = 0;
-    if ((rc = PMPI_Test(&req, &done, MPI_STATUS_IGNORE)) != MPI_SUCCESS || done) return rc;
-    progress_all();
-    pause(++polls, WaitMode::Spin);
-  }
+  remember_pass(fn, sig, r, eng.get());
+  if (!eng && r.reason != "invalid communicator") eng = existing_engine(sig.comm);
+  return pass_blocking(eng.get(), pass, ipass);
 }
 
 template <typename Decide, typename IPass>
-int nonblocking(Fn fn, MPI_Comm comm, MPI_Request* request, Decide&& how, IPass&& ipass) {
+int nonblocking(Fn fn, const Signature& sig, MPI_Request* request, Decide&& how, IPass&& ipass) {
+  if (remembered_pass(fn, sig)) {
+    count_pass(fn, kTunedToLibrary);
+    return ipass();
+  }
   Route r;
   std::shared_ptr<CommEngine> eng;
   int rc = MPI_SUCCESS;
-  if (!decide(fn, comm, how, r, eng, &rc)) return rc;
+  if (!decide(fn, sig.comm, how, r, eng, &rc)) return rc;
   if (!r.engine()) {
     count_pass(fn, r.reason);
+    remember_pass(fn, sig, r, eng.get());
     return ipass();
   }
   count_engine(fn);
@@ -238,12 +301,15 @@ CB_EXPORT int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_D
                             MPI_Op op, MPI_Comm comm) {
   if (inside_engine()) return PMPI_Allreduce(sendbuf, recvbuf, count, type, op, comm);
   return blocking(
-      kAllreduce, comm,
+      kAllreduce,
+      Signature{.comm = comm,
+                .count = count,
+                .type = type,
+                .op = op,
+                .in_place = sendbuf == MPI_IN_PLACE},
       [&] { return reduction(Coll::Allreduce, sendbuf, recvbuf, count, type, op, 0, comm); },
       [&] { return PMPI_Allreduce(sendbuf, recvbuf, count, type, op, comm); },
-      [&](MPI_Request* r) {
-        return PMPI_Iallreduce(sendbuf, recvbuf, count, type, op, comm, r);
-      });
+      [&](MPI_Request* r) { return PMPI_Iallreduce(sendbuf, recvbuf, count, type, op, comm, r); });
 }
 
 CB_EXPORT int MPI_Iallreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type,
@@ -253,16 +319,27 @@ CB_EXPORT int MPI_Iallreduce(const void* sendbuf, void* recvbuf, int count, MPI_
   };
   if (inside_engine()) return pass();
   return nonblocking(
-      kIallreduce, comm, request,
-      [&] { return reduction(Coll::Allreduce, sendbuf, recvbuf, count, type, op, 0, comm); },
-      pass);
+      kIallreduce,
+      Signature{.comm = comm,
+                .count = count,
+                .type = type,
+                .op = op,
+                .in_place = sendbuf == MPI_IN_PLACE},
+      request,
+      [&] { return reduction(Coll::Allreduce, sendbuf, recvbuf, count, type, op, 0, comm); }, pass);
 }
 
 CB_EXPORT int MPI_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type,
                          MPI_Op op, int root, MPI_Comm comm) {
   if (inside_engine()) return PMPI_Reduce(sendbuf, recvbuf, count, type, op, root, comm);
   return blocking(
-      kReduce, comm,
+      kReduce,
+      Signature{.comm = comm,
+                .count = count,
+                .type = type,
+                .op = op,
+                .root = root,
+                .in_place = sendbuf == MPI_IN_PLACE},
       [&] { return reduction(Coll::Reduce, sendbuf, recvbuf, count, type, op, root, comm); },
       [&] { return PMPI_Reduce(sendbuf, recvbuf, count, type, op, root, comm); },
       [&](MPI_Request* r) {
@@ -277,9 +354,15 @@ CB_EXPORT int MPI_Ireduce(const void* sendbuf, void* recvbuf, int count, MPI_Dat
   };
   if (inside_engine()) return pass();
   return nonblocking(
-      kIreduce, comm, request,
-      [&] { return reduction(Coll::Reduce, sendbuf, recvbuf, count, type, op, root, comm); },
-      pass);
+      kIreduce,
+      Signature{.comm = comm,
+                .count = count,
+                .type = type,
+                .op = op,
+                .root = root,
+                .in_place = sendbuf == MPI_IN_PLACE},
+      request,
+      [&] { return reduction(Coll::Reduce, sendbuf, recvbuf, count, type, op, root, comm); }, pass);
 }
 
 CB_EXPORT int MPI_Reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount,
@@ -287,7 +370,12 @@ CB_EXPORT int MPI_Reduce_scatter_block(const void* sendbuf, void* recvbuf, int r
   if (inside_engine())
     return PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, type, op, comm);
   return blocking(
-      kReduceScatterBlock, comm,
+      kReduceScatterBlock,
+      Signature{.comm = comm,
+                .count = recvcount,
+                .type = type,
+                .op = op,
+                .in_place = sendbuf == MPI_IN_PLACE},
       [&] {
         return reduction(Coll::ReduceScatter, sendbuf, recvbuf, recvcount, type, op, 0, comm);
       },
@@ -305,7 +393,13 @@ CB_EXPORT int MPI_Ireduce_scatter_block(const void* sendbuf, void* recvbuf, int 
   };
   if (inside_engine()) return pass();
   return nonblocking(
-      kIreduceScatterBlock, comm, request,
+      kIreduceScatterBlock,
+      Signature{.comm = comm,
+                .count = recvcount,
+                .type = type,
+                .op = op,
+                .in_place = sendbuf == MPI_IN_PLACE},
+      request,
       [&] {
         return reduction(Coll::ReduceScatter, sendbuf, recvbuf, recvcount, type, op, 0, comm);
       },
@@ -315,7 +409,8 @@ CB_EXPORT int MPI_Ireduce_scatter_block(const void* sendbuf, void* recvbuf, int 
 CB_EXPORT int MPI_Bcast(void* buffer, int count, MPI_Datatype type, int root, MPI_Comm comm) {
   if (inside_engine()) return PMPI_Bcast(buffer, count, type, root, comm);
   return blocking(
-      kBcast, comm, [&] { return bcast(buffer, count, type, root, comm); },
+      kBcast, Signature{.comm = comm, .count = count, .type = type, .root = root},
+      [&] { return bcast(buffer, count, type, root, comm); },
       [&] { return PMPI_Bcast(buffer, count, type, root, comm); },
       [&](MPI_Request* r) { return PMPI_Ibcast(buffer, count, type, root, comm, r); });
 }
@@ -325,25 +420,31 @@ CB_EXPORT int MPI_Ibcast(void* buffer, int count, MPI_Datatype type, int root, M
   const auto pass = [&] { return PMPI_Ibcast(buffer, count, type, root, comm, request); };
   if (inside_engine()) return pass();
   return nonblocking(
-      kIbcast, comm, request, [&] { return bcast(buffer, count, type, root, comm); }, pass);
+      kIbcast, Signature{.comm = comm, .count = count, .type = type, .root = root}, request,
+      [&] { return bcast(buffer, count, type, root, comm); }, pass);
 }
 
-CB_EXPORT int MPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
-                           void* recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
+CB_EXPORT int MPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                           int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
   const auto pass = [&] {
     return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
   };
   if (inside_engine()) return pass();
   return blocking(
-      kAlltoall, comm,
+      kAlltoall,
+      Signature{.comm = comm,
+                .count = sendcount,
+                .count2 = recvcount,
+                .type = sendtype,
+                .type2 = recvtype,
+                .in_place = sendbuf == MPI_IN_PLACE},
       [&] {
-        return exchange(Coll::Alltoall, sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                        recvtype, comm);
+        return exchange(Coll::Alltoall, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                        comm);
       },
       pass,
       [&](MPI_Request* r) {
-        return PMPI_Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
-                              r);
+        return PMPI_Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, r);
       });
 }
 
@@ -356,10 +457,17 @@ CB_EXPORT int MPI_Ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sen
   };
   if (inside_engine()) return pass();
   return nonblocking(
-      kIalltoall, comm, request,
+      kIalltoall,
+      Signature{.comm = comm,
+                .count = sendcount,
+                .count2 = recvcount,
+                .type = sendtype,
+                .type2 = recvtype,
+                .in_place = sendbuf == MPI_IN_PLACE},
+      request,
       [&] {
-        return exchange(Coll::Alltoall, sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                        recvtype, comm);
+        return exchange(Coll::Alltoall, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                        comm);
       },
       pass);
 }
@@ -371,15 +479,20 @@ CB_EXPORT int MPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sen
   };
   if (inside_engine()) return pass();
   return blocking(
-      kAllgather, comm,
+      kAllgather,
+      Signature{.comm = comm,
+                .count = sendcount,
+                .count2 = recvcount,
+                .type = sendtype,
+                .type2 = recvtype,
+                .in_place = sendbuf == MPI_IN_PLACE},
       [&] {
-        return exchange(Coll::Allgather, sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                        recvtype, comm);
+        return exchange(Coll::Allgather, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                        comm);
       },
       pass,
       [&](MPI_Request* r) {
-        return PMPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
-                               r);
+        return PMPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, r);
       });
 }
 
@@ -392,10 +505,17 @@ CB_EXPORT int MPI_Iallgather(const void* sendbuf, int sendcount, MPI_Datatype se
   };
   if (inside_engine()) return pass();
   return nonblocking(
-      kIallgather, comm, request,
+      kIallgather,
+      Signature{.comm = comm,
+                .count = sendcount,
+                .count2 = recvcount,
+                .type = sendtype,
+                .type2 = recvtype,
+                .in_place = sendbuf == MPI_IN_PLACE},
+      request,
       [&] {
-        return exchange(Coll::Allgather, sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                        recvtype, comm);
+        return exchange(Coll::Allgather, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                        comm);
       },
       pass);
 }
@@ -403,14 +523,15 @@ CB_EXPORT int MPI_Iallgather(const void* sendbuf, int sendcount, MPI_Datatype se
 CB_EXPORT int MPI_Barrier(MPI_Comm comm) {
   if (inside_engine()) return PMPI_Barrier(comm);
   return blocking(
-      kBarrier, comm, [&] { return barrier(comm); }, [&] { return PMPI_Barrier(comm); },
-      [&](MPI_Request* r) { return PMPI_Ibarrier(comm, r); });
+      kBarrier, Signature{.comm = comm}, [&] { return barrier(comm); },
+      [&] { return PMPI_Barrier(comm); }, [&](MPI_Request* r) { return PMPI_Ibarrier(comm, r); });
 }
 
 CB_EXPORT int MPI_Ibarrier(MPI_Comm comm, MPI_Request* request) {
   const auto pass = [&] { return PMPI_Ibarrier(comm, request); };
   if (inside_engine()) return pass();
-  return nonblocking(kIbarrier, comm, request, [&] { return barrier(comm); }, pass);
+  return nonblocking(
+      kIbarrier, Signature{.comm = comm}, request, [&] { return barrier(comm); }, pass);
 }
 
 // Waits and tests: while engine operations are in flight a wait becomes a loop of tests

@@ -5,6 +5,7 @@ through, checks every element, and prints per rank the counts it expects in the 
 CB_PRELOAD_VERBOSE ("expect: cb_engine_preload: rank R: MPI_X: E engine, P passed
 through (reason: n, ...)"); the cases compare them with the library's own lines. The last
 case runs a fixed subset of MPICH's collective tests through the library."""
+import json
 import os
 import re
 import subprocess
@@ -14,6 +15,20 @@ from cbtest import Failure, case, check
 MPICH_TESTS = os.path.normpath(os.path.join(os.path.dirname(__file__), "..", "..", "..",
                                             "shared", "peer", "mpich-coll-tests"))
 LINE = re.compile(r"^cb_engine_preload: rank \d+: MPI_\w+: \d+ engine, \d+ passed through")
+TUNING = os.path.join(os.path.dirname(__file__), "..", "..", "src", "engine", "tuning",
+                      "default.json")
+
+
+def engine_only(env):
+    """{"CB_TUNING_FILE": ...}: the default table without its "mpi" rules (sizes it hands to
+    the MPI library), so that the cases below see the engine take every call it can run."""
+    with open(TUNING) as f:
+        table = json.load(f)
+    table["rules"] = [r for r in table["rules"] if r.get("algo") != "mpi"]
+    path = env.path("engine_only_tuning.json")
+    with open(path, "w") as f:
+        json.dump(table, f)
+    return {"CB_TUNING_FILE": path}
 
 
 def paths(env):
@@ -46,7 +61,7 @@ def run_app(env, np, extra_env, timeout=120):
 
 
 def app_matches(env, np, extra_env=None):
-    expected, got, p = run_app(env, np, extra_env or {})
+    expected, got, p = run_app(env, np, {**engine_only(env), **(extra_env or {})})
     check(len(expected) == 14 * np, f"{len(expected)} expectation lines:\n{p.stdout[-2000:]}")
     missing = sorted(set(expected) - set(got))
     extra = sorted(set(got) - set(expected))
@@ -65,6 +80,27 @@ def preload_app_three_ranks_yield(env):
     # Three ranks on two cores: the engine waits yielding (CB_PRELOAD_WAIT=auto would
     # choose it too on this machine; forced, so that it is tested on any machine).
     app_matches(env, 3, {"CB_PRELOAD_WAIT": "yield"})
+
+
+@case
+def preload_tuned_to_library(env):
+    """With the default table, the sizes it hands to the MPI library ("mpi": small bcasts,
+    alltoalls and allgathers at 2 ranks here) pass through, remembered per signature, still
+    with every element right; every call is counted once."""
+    with open(TUNING) as f:
+        tuned = [r for r in json.load(f)["rules"] if r.get("algo") == "mpi"]
+    if not tuned:
+        return "SKIP: the default tuning table hands no size to the MPI library"
+    expected, got, p = run_app(env, 2, {})
+    tuned_lines = [l for l in got if "tuned to the MPI library" in l]
+    check(tuned_lines, f"no call tuned to the MPI library:\n{got}")
+    for coll in {r["coll"] for r in tuned}:
+        fn = {"reduce_scatter": "Reduce_scatter_block"}.get(coll, coll.capitalize())
+        check(any(f"MPI_{fn}:" in l or f"MPI_I{coll}:" in l for l in tuned_lines),
+              f"MPI_{fn}: no call tuned to the library:\n{tuned_lines}")
+    total = lambda lines: sum(int(x) for l in lines
+                              for x in re.findall(r"(\d+) (?:engine|passed through)", l))
+    check(total(got) == total(expected), f"calls: {total(got)} counted, {total(expected)} made")
 
 
 @case
@@ -113,7 +149,7 @@ def preload_mpich_coll_subset(env):
     out = os.path.join(env.bindir, "tests", "mpich-coll-tests")
     regex = "^(" + "|".join(MPICH_SUBSET) + ")$"
     run_env = dict(os.environ, MAXNP="2", T="60", CB_PRELOAD_LIB=lib, MPICH_TESTS=MPICH_TESTS,
-                   MPIEXEC=env.mpirun)
+                   MPIEXEC=env.mpirun, **engine_only(env))
     try:
         p = subprocess.run(["bash", script, out, regex], env=run_env, capture_output=True,
                            text=True, timeout=240)

@@ -51,7 +51,10 @@ SYSTEM_HEADERS = [
         "gpu": [],
         "engine": ["engine/comm.hpp", "engine/comm.cpp",  # bootstrap
                    "engine/transport_mpi.hpp", "engine/transport_mpi.cpp",  # MPI transport
-                   "engine/shm/node_shm.hpp", "engine/shm/node_shm.cpp"],
+                   "engine/shm/node_shm.hpp", "engine/shm/node_shm.cpp",
+                   # the MPI library's own collectives, types and version ("mpi" algorithm)
+                   "engine/mpi_collective.*", "engine/mpi_half_op.*", "engine/mpi_library.*",
+                   "engine/algos/mpi_library.cpp"],
     }),
     ("CUDA", r"cuda.*", {  # cuda.h, cuda_runtime*.h, cuda_fp16.h, cudaTypedefs.h, ...
         # the host/device validation values take nvcc's half types (under __CUDACC__)

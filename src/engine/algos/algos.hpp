@@ -38,5 +38,14 @@ extern const Algorithm kBarrierDissemination;
 extern const Algorithm kBarrierShm;
 extern const Algorithm kAlltoallvPairwise;
 extern const Algorithm kAlltoallvShm;
+// The MPI library's own collective (mpi_library.cpp), one for each collective.
+extern const Algorithm kAllreduceMpi;
+extern const Algorithm kBcastMpi;
+extern const Algorithm kAlltoallMpi;
+extern const Algorithm kAllgatherMpi;
+extern const Algorithm kReduceScatterMpi;
+extern const Algorithm kReduceMpi;
+extern const Algorithm kBarrierMpi;
+extern const Algorithm kAlltoallvMpi;
 
 }  // namespace cb::engine

@@ -1,4 +1,4 @@
-#include "backends/mpi_library.hpp"
+#include "engine/mpi_library.hpp"
 
 #include <mpi.h>
 

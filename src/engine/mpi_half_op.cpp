@@ -1,4 +1,4 @@
-#include "backends/mpi_half_op.hpp"
+#include "engine/mpi_half_op.hpp"
 
 #include <array>
 #include <mutex>

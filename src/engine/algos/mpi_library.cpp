@@ -1,0 +1,74 @@
+// The MPI library's own collective, as one engine algorithm ("mpi") for every collective:
+// the schedule is one local step that posts the library's non-blocking collective on the
+// engine's communicator when it is built (in program order on every rank, as MPI requires
+// of non-blocking collectives) and tests it when polled. The tuning table names it for the
+// sizes where the library was measured faster than every engine algorithm, as MVAPICH2's
+// tables and Open MPI's HAN fall back to the base collectives; the preload then passes
+// such calls straight through (no engine in between).
+#include "engine/mpi_library.hpp"
+#include "core/mpi_check.hpp"
+#include "engine/algos/algos.hpp"
+#include "engine/comm.hpp"
+#include "engine/mpi_collective.hpp"
+
+namespace cb::engine {
+namespace {
+
+class LibraryCall final : public Pollable {
+ public:
+  LibraryCall(const CollArgs& a, MPI_Comm comm, int rank) : args_(a) {
+    req_ = post_mpi_collective(args_, comm, rank, counts_);
+  }
+  ~LibraryCall() override {
+    if (req_ != MPI_REQUEST_NULL) MPI_Wait(&req_, MPI_STATUS_IGNORE);
+  }
+  bool advance() override {
+    int done = 0;
+    CB_MPI(MPI_Test(&req_, &done, MPI_STATUS_IGNORE));
+    return done != 0;
+  }
+
+ private:
+  CollArgs args_;
+  MpiCountArrays counts_;  // alltoallv: read by MPI until the request completes
+  MPI_Request req_ = MPI_REQUEST_NULL;
+};
+
+std::string cannot_run(const CollArgs& a, const Group& g) {
+  if (!g.comm())
+    return "mpi: the MPI library's collective runs on the whole communicator, not on a "
+           "subgroup of it";
+  if (a.recv.mem != Mem::Host && !mpi_is_cuda_aware())
+    return "mpi: this MPI library is not CUDA-aware";
+  return mpi_collective_refuses(a);
+}
+
+void build(Schedule& s, const CollArgs& a, const Group& g) {
+  s.poll(std::make_unique<LibraryCall>(a, g.comm()->mpi(), g.rank()));
+  s.end_round();
+}
+
+constexpr std::string_view kSummary =
+    "the MPI library's own collective (MPI_I<coll>), where it is faster than the engine's";
+
+}  // namespace
+
+#define CB_MPI_LIBRARY_ALGORITHM(variable, collective) \
+  const Algorithm variable{                            \
+      .coll = collective,                              \
+      .name = "mpi",                                   \
+      .summary = kSummary,                             \
+      .cannot_run = cannot_run,                        \
+      .build = build,                                  \
+  };
+CB_MPI_LIBRARY_ALGORITHM(kAllreduceMpi, Coll::Allreduce)
+CB_MPI_LIBRARY_ALGORITHM(kBcastMpi, Coll::Bcast)
+CB_MPI_LIBRARY_ALGORITHM(kAlltoallMpi, Coll::Alltoall)
+CB_MPI_LIBRARY_ALGORITHM(kAllgatherMpi, Coll::Allgather)
+CB_MPI_LIBRARY_ALGORITHM(kReduceScatterMpi, Coll::ReduceScatter)
+CB_MPI_LIBRARY_ALGORITHM(kReduceMpi, Coll::Reduce)
+CB_MPI_LIBRARY_ALGORITHM(kBarrierMpi, Coll::Barrier)
+CB_MPI_LIBRARY_ALGORITHM(kAlltoallvMpi, Coll::Alltoallv)
+#undef CB_MPI_LIBRARY_ALGORITHM
+
+}  // namespace cb::engine

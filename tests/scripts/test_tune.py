@@ -1,0 +1,101 @@
+#!/usr/bin/env python3
+"""scripts/tune.py on hand-made --algo all documents (no MPI): winners per size, the MPI
+library's "mpi" algorithm as a winner like any other, and --tiers keeping what it does not
+measure."""
+import json
+import os
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import fixtures as fx  # noqa: E402
+
+SIZES = [4, 64, 1024, 16384, 262144]
+
+PREVIOUS = {
+    "schema": "collbench.tuning/1",
+    "parameters": {"hierarchical_allreduce_small_bytes": 16384},
+    "rules": [
+        {"coll": "bcast", "mem": "host", "algo": "binomial", "max_bytes": 64,
+         "ranks": [2, 2], "buffers": "private"},
+        {"coll": "bcast", "mem": "host", "algo": "shm", "ranks": [2, 2]},
+        {"coll": "bcast", "mem": "host", "algo": "hierarchical"},
+        {"coll": "bcast", "mem": "host", "algo": "binomial", "ranks": [2, 2]},
+        {"coll": "bcast", "mem": "cuda", "algo": "binomial"},
+    ],
+    "winners": {"bcast.shm": [{"bytes": 4, "algo": "shm", "p50_us": 0.3}]},
+}
+
+
+def plain_bcast():
+    """Private buffers: the library wins up to 1 KiB, chain above."""
+    recs = []
+    for s in SIZES:
+        recs.append(fx.coll_record(s, 1.0 if s <= 1024 else 50.0, "mpi", nranks=2))
+        recs.append(fx.coll_record(s, 2.0 if s <= 1024 else 10.0, "chain", nranks=2))
+    return fx.document("bcast", "engine", recs, nranks=2, algo="all",
+                       options={"alloc": "plain"})
+
+
+class TuneTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory(prefix="cb_tune_")
+        self.out = os.path.join(self.tmp.name, "table.json")
+        with open(self.out, "w") as f:
+            json.dump(PREVIOUS, f)
+        self.plain = os.path.join(self.tmp.name, "bcast.plain.json")
+        with open(self.plain, "w") as f:
+            json.dump(plain_bcast(), f)
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def tune(self, *args, rc=0):
+        p = fx.run_script("tune.py", ["--ranks", "2", "--out", self.out, *args])
+        self.assertEqual(p.returncode, rc, p.stdout + p.stderr)
+        return p
+
+    def test_plain_tier_alone_replaces_private_rules_and_keeps_the_rest(self):
+        self.tune("--tiers", "plain", "--from-plain", self.plain)
+        with open(self.out) as f:
+            table = json.load(f)
+        bcast = [r for r in table["rules"] if r["coll"] == "bcast" and r["mem"] == "host"]
+        private = [r for r in bcast if r.get("buffers") == "private"]
+        self.assertEqual([(r["algo"], r.get("min_bytes"), r.get("max_bytes")) for r in private],
+                         [("mpi", None, 1024), ("chain", 1025, None)])
+        # the shared-memory and MPI-transport rules, in their order, and device rules
+        self.assertEqual([r["algo"] for r in bcast if "buffers" not in r],
+                         ["shm", "hierarchical", "binomial"])
+        self.assertIn({"coll": "bcast", "mem": "cuda", "algo": "binomial"}, table["rules"])
+        self.assertEqual(table["parameters"], PREVIOUS["parameters"])
+        self.assertEqual(table["winners"]["bcast.shm"], PREVIOUS["winners"]["bcast.shm"])
+        self.assertEqual([w["algo"] for w in table["winners"]["bcast.plain"]],
+                         ["mpi", "mpi", "mpi", "chain", "chain"])
+        self.assertIn("measured tiers: plain", table["description"])
+
+    def test_library_called_directly_replaces_the_engines_mpi_times(self):
+        # --backend mpi is faster than chain only up to 64 B: the engine's "mpi" records
+        # (1 us up to 1 KiB) give way to it
+        lib = fx.document("bcast", "mpi", [fx.coll_record(s, 1.5 if s <= 64 else 30.0, nranks=2)
+                                           for s in SIZES], nranks=2)
+        path = os.path.join(self.tmp.name, "bcast.mpi.json")
+        with open(path, "w") as f:
+            json.dump(lib, f)
+        self.tune("--tiers", "plain", "--from-plain", self.plain, "--from-library", path)
+        with open(self.out) as f:
+            table = json.load(f)
+        self.assertEqual([w["algo"] for w in table["winners"]["bcast.plain"]],
+                         ["mpi", "mpi", "chain", "chain", "chain"])
+
+    def test_shm_without_noshm_is_refused(self):
+        p = self.tune("--tiers", "shm,plain", "--from-plain", self.plain, rc=2)
+        self.assertIn("shm and noshm are measured together", p.stderr)
+
+    def test_unknown_tier_is_named(self):
+        p = self.tune("--tiers", "gpu", "--from-plain", self.plain, rc=2)
+        self.assertIn("unknown tier 'gpu'", p.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
