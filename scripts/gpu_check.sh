@@ -11,8 +11,8 @@
 #  3. configures (CUDA architecture 90, NCCL on) and builds in build-gpu-check/;
 #  4. runs the GPU tests: ctest -R 'gpu_|int_gpu';
 #  5. runs the sweep: reduction kernels vs device-to-device copy (cb_gpu_bench), NCCL
-#     allreduce / bcast / alltoall on one rank with device buffers, the engine and MPI with
-#     device buffers where this build supports them;
+#     allreduce (also with -G, CUDA graph launch) / bcast / alltoall on one rank with
+#     device buffers, the engine and MPI with device buffers where this build supports them;
 #  6. writes every log and JSON into OUTDIR, and OUTDIR/summary.txt with one line per step
 #     and the headline numbers.
 #
@@ -231,6 +231,7 @@ run nccl_allreduce_bf16 no 1 allreduce --backend nccl -d cuda -c -T bfloat16
 run nccl_bcast yes 1 bcast --backend nccl -d cuda -c
 run nccl_alltoall yes 1 alltoall --backend nccl -d cuda -c
 run nccl_iallreduce no 1 iallreduce --backend nccl -d cuda -c -m 4:16M -t 8
+run nccl_allreduce_graph no 1 allreduce --backend nccl -d cuda -c -G 10  # CUDA graph launch
 # Device paths that other parts of collbench may not have yet: recorded, never required.
 run engine_allreduce_2ranks no 2 allreduce --backend engine -d cuda -c -m 4:64M
 run engine_alltoall_2ranks no 2 alltoall --backend engine -d cuda -c -m 4:4M
@@ -260,8 +261,8 @@ if k:
     worst = min((r for r in rows if r["bytes"] == top), key=lambda r: r["fraction_of_copy"])
     print(f"KERNEL   slowest at {top >> 20} MiB: {worst['dtype']} {worst['op']} "
           f"{100 * worst['fraction_of_copy']:.1f}% of copy")
-for name in ("nccl_allreduce", "nccl_bcast", "nccl_alltoall", "engine_allreduce_2ranks",
-             "mpi_allreduce_staging_2ranks"):
+for name in ("nccl_allreduce", "nccl_allreduce_graph", "nccl_bcast", "nccl_alltoall",
+             "engine_allreduce_2ranks", "mpi_allreduce_staging_2ranks"):
     d = load(name)
     if not d or not d.get("results"):
         continue

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -11,6 +12,7 @@
 
 #include "core/args.hpp"
 #include "core/coll_spec.hpp"
+#include "gpu/graph.hpp"
 
 namespace cb {
 
@@ -71,6 +73,15 @@ class Backend {
   // "MPI_Op: user-defined (fp16 sum, collbench) on ..."); empty: nothing to say.
   virtual std::string reduction_note(Dtype, Op) const { return {}; }
   virtual void sync() {}  // device backends: wait for queued work
+
+  // CUDA graph launch (-G). capture() records the collective calls `enqueue` makes (run())
+  // from the backend's stream into one graph, instantiated once; the graph is launched on
+  // stream() and sync() waits for it. Only a backend whose collectives are stream
+  // operations can (nccl); the others throw UsageError saying why (the options refuse -G
+  // for them before it comes to that).
+  virtual gpu::Graph capture(const std::function<void()>& enqueue);
+  virtual gpu::StreamHandle stream() const { return nullptr; }
+
   // The time limit expired: release whatever could hang the exit (NCCL: ncclCommAbort).
   // Called from the watchdog thread just before the process ends, so it must be safe
   // while the main thread is inside the backend.

@@ -269,6 +269,18 @@ void NcclBackend::abort() {
   if (comm_ && !aborted_.exchange(true, std::memory_order_acq_rel)) ncclCommAbort(comm_);
 }
 
+gpu::Graph NcclBackend::capture(const std::function<void()>& enqueue) {
+  // Nothing may be allocated inside a capture: the barrier's token (bounce()) is now.
+  bounce(sizeof(int32_t));
+  sync();  // the capture starts on an idle stream
+  try {
+    return gpu::Graph(stream_->handle(), enqueue);
+  } catch (...) {
+    failed_ = true;  // NCCL's state after a failed capture is unknown: destroy by abort
+    throw;
+  }
+}
+
 // ---- Memory ----
 
 Buf NcclBackend::alloc(size_t bytes, Mem mem) {

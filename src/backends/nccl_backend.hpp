@@ -8,6 +8,7 @@
 #include <nccl.h>
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -43,6 +44,10 @@ class NcclBackend final : public Backend {
   std::unique_ptr<Request> start(const CollArgs& args) override;
   void sync() override;
   void abort() override;  // time limit: ncclCommAbort, callable from another thread
+
+  // -G: NCCL's calls are captured from the backend's stream (NCCL 2.9 and later).
+  gpu::Graph capture(const std::function<void()>& enqueue) override;
+  gpu::StreamHandle stream() const override { return stream_->handle(); }
 
  private:
   std::string refuses(const CollArgs& args) const override;

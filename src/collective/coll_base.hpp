@@ -28,10 +28,11 @@ class CollectiveRunnerBase : public Runner {
   size_t count_of(size_t bytes) const { return bytes / dtype_size(rc_.opt.dtype); }
   // Arguments of one call; -k rotate moves the root with the iteration.
   CollArgs args_for(const Point& point, int iteration) const;
-  // Fresh exact inputs, one untimed operation (blocking or start + wait), every element
-  // checked; wrong elements summed over ranks. Rotating roots are each checked.
+  // Fresh exact inputs, one untimed operation (blocking or start + wait; -G: in a graph),
+  // every element checked; wrong elements summed over ranks. Rotating roots are each checked.
   long long validate(const Point& point, bool nonblocking);
-  void run_once(const CollArgs& a, bool nonblocking);  // one untimed operation, completed
+  // One untimed operation, completed (with -G: captured into a graph of one call, launched).
+  void run_once(const CollArgs& a, bool nonblocking);
   // bytes, count, dtype, op, root, in_place, algo, iterations, warmup.
   nlohmann::json base_record(const Point& point, int iterations, int warmup) const;
   // The text column naming the backend's algorithm, if it has one for these arguments.

@@ -2,6 +2,7 @@
 // declarations, so callers need no #if, and every use says why it cannot work (the same
 // reason device.hpp gives).
 #include "gpu/device.hpp"
+#include "gpu/graph.hpp"
 #include "gpu/pointer_cache.hpp"
 #include "gpu/reduce.hpp"
 #include "gpu/stream.hpp"
@@ -47,6 +48,18 @@ void Event::wait_on(StreamHandle) const {
   refuse();
 }
 double Event::elapsed_s(const Event&, const Event&) {
+  refuse();
+}
+
+// -G: unavailable_reason() says "collbench was built without CUDA".
+Graph::Graph(StreamHandle, const std::function<void()>&) {
+  refuse();
+}
+Graph::~Graph() = default;
+Graph::Graph(Graph&&) noexcept = default;
+Graph& Graph::operator=(Graph&&) noexcept = default;
+void Graph::reset() noexcept {}
+void Graph::launch(StreamHandle) const {
   refuse();
 }
 

@@ -200,6 +200,7 @@ int bench_main(const BenchDesc& desc, int argc, char** argv) {
 
     std::unique_ptr<Backend> be;
     agreed(ctl, [&] {
+      check_cuda_graph_device(opt);  // -G without a GPU: said naming -G, before -d cuda does
       if (opt.mem == Mem::Cuda) gpu::select_device(ctl.local_rank());
       be = make_backend(backend_config(opt), ctl);
     });

@@ -11,6 +11,7 @@
 #include "config.hpp"
 #include "core/coll_spec.hpp"
 #include "core/errors.hpp"
+#include "gpu/device.hpp"
 #include "harness/version.hpp"
 
 namespace cb {
@@ -176,6 +177,43 @@ auto for_option(const std::string& names, Fn fn) {
   }
 }
 
+// -G by every name, and what it is (nccl-tests: -G, --cudagraph).
+constexpr const char* kCudaGraph = "-G/--cuda-graph/--cudagraph (CUDA graph launch)";
+
+// Why -G cannot apply to this benchmark with these options (empty: it can). A CUDA graph
+// holds stream operations: of collbench's calls, only the blocking collectives of the
+// nccl backend on device buffers are.
+std::string cuda_graph_refusal(const BenchDesc& desc, const Options& o) {
+  const std::string exe = "cb_" + std::string(desc.name);
+  switch (desc.family) {
+    case Family::Pt2pt:
+      return "applies to the blocking collectives (cb_allreduce ...): " + exe +
+             " is point to point, and each of its iterations waits on the host for its messages";
+    case Family::NonblockingCollective:
+      return "applies to the blocking collectives: " + exe +
+             " times each call's start, test calls and wait on the host, which calls inside a "
+             "graph do not have (cb_" +
+             std::string(desc.name.substr(1)) + " -G times the same collective)";
+    case Family::Replay:
+      return "applies to the blocking collectives: " + exe +
+             " starts each message on the host when the emulated compute has produced it";
+    case Family::Collective:
+      break;
+  }
+  const std::string needs = "needs --backend nccl and -d cuda: ";
+  if (o.backend == "mpi")
+    return needs +
+           "the mpi backend's calls are not stream operations (an MPI call returns to the host "
+           "when it is done)";
+  if (o.backend == "engine")
+    return needs +
+           "the engine backend's calls are not stream operations (it runs its schedules from "
+           "the host, on device buffers too)";
+  if (o.mem != Mem::Cuda)
+    return needs + "NCCL's calls are stream operations on device buffers only (got -d host)";
+  return {};
+}
+
 }  // namespace
 
 std::string_view to_string(WaitSetting w) {
@@ -236,6 +274,7 @@ void to_json(nlohmann::json& j, const Options& o) {
        {"algo", o.algo},
        {"progress_thread", o.progress_thread},
        {"counts", o.counts.str()},
+       {"cuda_graph", o.cuda_graph},
        {"trace", o.trace},
        {"model", o.model},
        {"fusion", o.fusion},
@@ -328,6 +367,17 @@ ParseOutcome parse_options(const BenchDesc& desc, int argc, const char* const* a
                  "waiting: spin, yield (sched_yield between polls) or auto (yield when a "
                  "node has more ranks than cores)")
       ->check(one_of({"auto", "spin", "yield"}));
+  // nccl-tests' -G: offered to every family so that the others can say why it does not
+  // apply (below); listed in --help of the blocking collectives only (hidden there, not
+  // here: CLI11 names a hidden option by "" in its errors).
+  auto* graph_opt =
+      app.add_option("-G,--cuda-graph,--cudagraph", o.cuda_graph,
+                     "CUDA graph launch (nccl-tests' -G): each size's timed iterations captured "
+                     "into one CUDA graph, launched N times (0: off; --backend nccl -d cuda)")
+          ->check(
+              worded(CLI::Range(0, kMaxGraphLaunches),
+                     "must be a whole number from 0 (off) to " + std::to_string(kMaxGraphLaunches),
+                     "0 to " + std::to_string(kMaxGraphLaunches)));
   bool quiet = false, progress = false;
   app.add_flag("-q,--quiet", quiet, "no progress line on stderr")
       ->excludes(app.add_flag("--progress", progress,
@@ -391,6 +441,7 @@ ParseOutcome parse_options(const BenchDesc& desc, int argc, const char* const* a
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {
+    if (desc.family != Family::Collective) graph_opt->group("");
     out.early_exit = app.help();
     return out;
   } catch (const CLI::CallForVersion& e) {
@@ -483,9 +534,18 @@ ParseOutcome parse_options(const BenchDesc& desc, int argc, const char* const* a
     o.mem_limit = for_option("-M/--mem-limit", [&] { return parse_bytes(mem_limit); });
     if (o.mem_limit < (size_t{1} << 20)) throw UsageError("-M/--mem-limit must be at least 1M");
   }
+  if (o.cuda_graph > 0)
+    if (const std::string why = cuda_graph_refusal(desc, o); !why.empty())
+      throw UsageError(std::string(kCudaGraph) + " " + why);
   if (desc.family == Family::Replay && o.trace.empty() == o.model.empty())
     throw UsageError("give exactly one of --trace FILE or --model NAME");
   return out;
+}
+
+void check_cuda_graph_device(const Options& o) {
+  if (o.cuda_graph <= 0) return;
+  if (const std::string why = gpu::unavailable_reason(); !why.empty())
+    throw UsageError(std::string(kCudaGraph) + " cannot run here: " + why);
 }
 
 BackendConfig backend_config(const Options& o) {

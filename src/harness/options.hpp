@@ -24,6 +24,7 @@ enum class ProgressSetting : uint8_t { Auto, On, Off };
 
 inline constexpr int kMaxRepeat = 1000;           // --repeat upper bound
 inline constexpr size_t kMaxSweepSizes = 100000;  // --stepbytes: sizes in one sweep at most
+inline constexpr int kMaxGraphLaunches = 100000;  // -G: a timing event per launch, at most
 
 struct RootSetting {
   bool rotate = false;  // -k rotate: root = iteration % nranks
@@ -63,6 +64,7 @@ struct Options {
   std::string algo;                    // engine: force an algorithm ("all": every one)
   bool progress_thread = false;        // engine: advance non-blocking operations in a thread
   CountsPattern counts;                // alltoallv: --counts uniform|zipf:S[,SEED]|random[:SEED]
+  int cuda_graph = 0;  // -G: CUDA graph launches per size (0: off); blocking, nccl, -d cuda
 
   // replay (cb_replay)
   std::string trace;             // --trace FILE (collbench JSON, PARAM basic JSON or CSV)
@@ -92,5 +94,9 @@ struct ParseOutcome {
 
 // Parses argv for the benchmark `desc`. Throws UsageError naming the bad option or value.
 ParseOutcome parse_options(const BenchDesc& desc, int argc, const char* const* argv);
+
+// -G at run time: throws UsageError naming the option when no GPU is usable here (no CUDA
+// in this build, no driver, no device). Does nothing without -G.
+void check_cuda_graph_device(const Options& o);
 
 }  // namespace cb

@@ -4,6 +4,7 @@
 
 #include "core/coll_spec.hpp"
 #include "core/errors.hpp"
+#include "gpu/device.hpp"
 #include "harness/options.hpp"
 #include "harness/sizes.hpp"
 
@@ -370,6 +371,79 @@ TEST(Options, RootIsRefusedWhereItMeansNothing) {
   EXPECT_NE(error_of(allreduce, {"-k", "rotate"}).find("-k/--root"), std::string::npos);
   EXPECT_EQ(parse(allreduce, {}).root.fixed, 0);
   EXPECT_EQ(parse(bcast, {"-k", "fixed:7"}).root.fixed, 7);  // range: checked at run time
+}
+
+// nccl-tests' -G: parsed for every family, accepted only for the blocking collectives on
+// the nccl backend with device buffers; every other case is refused saying why.
+TEST(Options, CudaGraphLaunchOnlyForNcclDeviceCollectives) {
+  const auto has = [](const std::string& err, const std::string& needle) {
+    EXPECT_NE(err.find(needle), std::string::npos) << "expected '" << needle << "' in: " << err;
+  };
+  constexpr BenchDesc kReplay{.name = "replay",
+                              .title = "Replay Test",
+                              .family = Family::Replay,
+                              .default_sizes = {1, 1},
+                              .defaults = {10, 2, 10, 2}};
+  const Options o = parse(kColl, {"--backend", "nccl", "-d", "cuda", "-G", "3"});
+  EXPECT_EQ(o.cuda_graph, 3);
+  EXPECT_EQ(nlohmann::json(o)["cuda_graph"], 3);
+  EXPECT_EQ(nlohmann::json(parse(kColl, {}))["cuda_graph"], 0);
+  for (const char* name : {"--cuda-graph", "--cudagraph"})
+    EXPECT_EQ(parse(kColl, {"--backend", "nccl", "-d", "cuda", name, "3"}).cuda_graph, 3);
+  EXPECT_EQ(parse(kColl, {"-G", "0"}).cuda_graph, 0);  // 0 is off: any backend
+  EXPECT_EQ(parse(kPt2pt, {"-G", "0"}).cuda_graph, 0);
+
+  const std::string mpi = error_of(kColl, {"-G", "2"});
+  has(mpi,
+      "-G/--cuda-graph/--cudagraph (CUDA graph launch) needs --backend nccl and -d cuda: the "
+      "mpi backend's calls are not stream operations");
+  has(error_of(kColl, {"--backend", "mpi", "-d", "cuda", "-G", "2"}),
+      "the mpi backend's calls are not stream operations");
+  has(error_of(kColl, {"--backend", "engine", "-d", "cuda", "-G", "2"}),
+      "the engine backend's calls are not stream operations");
+  has(error_of(kColl, {"--backend", "nccl", "-G", "2"}),
+      "needs --backend nccl and -d cuda: NCCL's calls are stream operations on device buffers "
+      "only (got -d host)");
+  has(error_of(kPt2pt, {"--backend", "nccl", "D", "D", "-G", "2"}),
+      "(CUDA graph launch) applies to the blocking collectives (cb_allreduce ...): cb_bw is "
+      "point to point");
+  has(error_of(kNbc, {"--backend", "nccl", "-d", "cuda", "-G", "2"}),
+      "cb_iallreduce times each call's start, test calls and wait on the host");
+  has(error_of(kNbc, {"--backend", "nccl", "-d", "cuda", "-G", "2"}), "cb_allreduce -G");
+  has(error_of(kReplay, {"--model", "resnet50", "--backend", "nccl", "-d", "cuda", "-G", "1"}),
+      "cb_replay starts each message on the host");
+
+  for (const char* bad : {"-1", "x", "1.5", "100001"}) {
+    const std::string rule =
+        "-G/--cuda-graph/--cudagraph must be a whole number from 0 (off) to 100000 (got '";
+    has(error_of(kColl, {"--backend", "nccl", "-d", "cuda", "-G", bad}), rule + bad + "')");
+    has(error_of(kPt2pt, {"-G", bad}), rule + bad + "')");  // named where it is not offered too
+  }
+
+  std::vector<const char*> help{"cb_allreduce", "--help"};
+  EXPECT_NE(parse_options(kColl, 2, help.data()).early_exit->find("--cuda-graph"),
+            std::string::npos);
+  help[0] = "cb_bw";  // offered there only to be refused: not in its --help
+  EXPECT_EQ(parse_options(kPt2pt, 2, help.data()).early_exit->find("--cuda-graph"),
+            std::string::npos);
+}
+
+TEST(Options, CudaGraphNeedsAUsableGpuAtRunTime) {
+  Options o;
+  EXPECT_NO_THROW(check_cuda_graph_device(o));  // no -G: nothing to check
+  o.cuda_graph = 2;
+  const std::string why = gpu::unavailable_reason();
+  if (why.empty()) {
+    EXPECT_NO_THROW(check_cuda_graph_device(o));
+    return;
+  }
+  try {
+    check_cuda_graph_device(o);
+    ADD_FAILURE() << "-G accepted without a usable GPU";
+  } catch (const UsageError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "-G/--cuda-graph/--cudagraph (CUDA graph launch) cannot run here: " + why);
+  }
 }
 
 }  // namespace

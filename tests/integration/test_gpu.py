@@ -90,7 +90,8 @@ def gpu_device_buffers_without_gpu_exit_2_with_reason(env):
 
 
 def nccl_one_rank(env, bench, extra, name):
-    """Runs cb_BENCH on one rank with NCCL and -c; checks the JSON."""
+    """Runs cb_BENCH on one rank with NCCL and -c; checks the JSON. Returns the run and
+    the document."""
     out = env.path(f"{name}.json")
     r = env.ok(1, bench, ["--backend", "nccl", "-d", "cuda", "-c", "-i", "20", "-x", "2",
                           *extra, "-J", out], timeout=180)
@@ -102,6 +103,7 @@ def nccl_one_rank(env, bench, extra, name):
     for x in doc["results"]:
         check(x["validation"]["passed"], f"{name}: validation failed at {x['bytes']} B: {x}")
     check("Pass" in r.out, r.out)
+    return r, doc
 
 
 @case
@@ -164,3 +166,92 @@ def gpu_nccl_pt2pt_device_buffers(env):
     r = env.run(2, "bw", ["--backend", "nccl", "D", "D", "-m", "8:64", "-i", "5",
                           "--time-limit", "2"], env={"CB_TEST_FAULT": "hang"}, timeout=120)
     check(r.rc == 4 and "time limit of 2 s exceeded" in r.err, f"time limit with NCCL: {r}")
+
+
+# -G (nccl-tests' CUDA graph launch): the blocking collectives on NCCL with device buffers
+# only. Everything else is refused before any GPU is touched, so these run everywhere.
+GRAPH = "-G/--cuda-graph/--cudagraph (CUDA graph launch)"
+GRAPH_NEEDS = f"{GRAPH} needs --backend nccl and -d cuda: "
+
+
+@case
+def gpu_cuda_graph_refused_off_nccl(env):
+    for bench, args, why in (
+            ("allreduce", [], "the mpi backend's calls are not stream operations"),
+            ("allreduce", ["--backend", "mpi", "-d", "cuda"],
+             "the mpi backend's calls are not stream operations"),
+            ("bcast", ["--backend", "engine"],
+             "the engine backend's calls are not stream operations"),
+            ("alltoall", ["--backend", "engine", "-d", "cuda"],
+             "the engine backend's calls are not stream operations"),
+            ("allreduce", ["--backend", "nccl"],
+             "NCCL's calls are stream operations on device buffers only (got -d host)")):
+        r = env.run(2, bench, ["-m", "4:64", "-G", "2", *args], timeout=60)
+        refused(r, GRAPH_NEEDS + why, f"cb_{bench} -G 2 {' '.join(args)}")
+    # Benchmarks whose calls are not one stream of blocking collectives, on any backend.
+    for bench, args, why in (
+            ("latency", ["--backend", "nccl", "D", "D"], "cb_latency is point to point"),
+            ("bw", [], "cb_bw is point to point"),
+            ("iallreduce", ["--backend", "nccl", "-d", "cuda"],
+             "cb_iallreduce times each call's start, test calls and wait on the host"),
+            ("replay", ["--model", "resnet50", "--backend", "nccl", "-d", "cuda"],
+             "cb_replay starts each message on the host")):
+        r = env.run(2, bench, ["-G", "1", *args], timeout=60)
+        refused(r, f"{GRAPH} applies to the blocking collectives", f"cb_{bench} -G 1")
+        check(why in r.err, f"cb_{bench} -G 1: '{why}' expected: {r}")
+    # Bad values, with the option by every name; 0 is off, and fine anywhere.
+    for bench, bad in (("allreduce", "-1"), ("allreduce", "x"), ("allreduce", "1.5"),
+                       ("allreduce", "100001"), ("latency", "x"), ("iallreduce", "-1")):
+        r = env.run(2, bench, ["--backend", "nccl", "-d", "cuda", "-m", "4:4", "-G", bad],
+                    timeout=60)
+        refused(r, f"-G/--cuda-graph/--cudagraph must be a whole number from 0 (off) to 100000 "
+                   f"(got '{bad}')", f"cb_{bench} -G {bad}")
+    out = env.path("g0.json")
+    env.ok(2, "allreduce", ["-m", "4:8", "-i", "2", "-x", "1", "-G", "0", "-J", out], timeout=60)
+    doc = load_json(out)
+    check(doc["options"]["cuda_graph"] == 0, f"options.cuda_graph: {doc['options']}")
+    check(all("cuda_graph" not in x for x in doc["results"]), f"-G 0 records: {doc['results']}")
+
+
+@case
+def gpu_cuda_graph_without_gpu_says_so(env):
+    m = machine(env)
+    if m.devices:
+        return f"SKIP: {m.devices} GPU(s) usable here"
+    for np in (1, 2):
+        r = env.run(np, "allreduce", ["--backend", "nccl", "-d", "cuda", "-m", "4:64", "-G", "2"],
+                    timeout=60)
+        refused(r, f"{GRAPH} cannot run here: no usable GPU", f"-G 2 on {np} rank(s) without a GPU")
+        check(m.reason in r.err, f"the reason cb_info gives ({m.reason}) is the one printed: {r}")
+
+
+@case
+def gpu_nccl_cuda_graph_one_rank(env):
+    skip = machine(env).skip_without_gpu()
+    if skip:
+        return skip
+    for bench, extra in (("allreduce", ["-m", "4:4M"]),
+                         ("allreduce", ["-m", "4:1M", "-l", "-T", "half", "--op", "max"]),
+                         ("reduce_scatter", ["-m", "4:1M", "-l"]),
+                         ("bcast", ["-m", "4:1M", "-k", "rotate"]),
+                         ("alltoallv", ["-m", "4:256K", "--counts", "zipf:1"]),
+                         ("barrier", [])):
+        name = f"graph-{bench}-{len(extra)}"
+        r, doc = nccl_one_rank(env, bench, [*extra, "-G", "2", "-f", "-z"], name)
+        check(doc["options"]["cuda_graph"] == 2, f"{name}: options {doc['options']}")
+        check("# CUDA graph (-G 2)" in r.out, f"{name}: no -G header line: {r.out}")
+        for x in doc["results"]:
+            g = x.get("cuda_graph")
+            check(g is not None and g["launches"] == 2 and g["calls_per_graph"] == x["iterations"]
+                  and g["graph_nodes"] >= 1, f"{name}: cuda_graph at {x['bytes']} B: {g}")
+            check(x["slowest_rank_us"]["n"] == 2, f"{name}: percentiles over the 2 launches: "
+                                                  f"{x['slowest_rank_us']}")
+            check(x["latency_us"]["avg"] > 0, f"{name}: latency {x['latency_us']}")
+    # No warmup: the first calls NCCL sees at a size are the captured ones.
+    out = env.path("graph-nowarmup.json")
+    env.ok(1, "allreduce", ["--backend", "nccl", "-d", "cuda", "-m", "64K:64K", "-i", "5",
+                            "-x", "0", "-G", "3", "-c", "-J", out], timeout=180)
+    doc = load_json(out)
+    check(doc["results"][0]["validation"]["passed"] and
+          doc["results"][0]["cuda_graph"]["launches"] == 3, f"-x 0 -G 3: {doc['results']}")
+

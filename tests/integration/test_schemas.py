@@ -153,6 +153,14 @@ def mutations(doc):
         elif doc["results"]:
             broken("line_rate outside bw, bibw, mbw_mr",
                    lambda d: d.update(line_rate={"rate_gbps": None}))
+        if doc["results"] and "options" in doc:
+            if doc["options"]["cuda_graph"]:
+                broken("a -G record without cuda_graph",
+                       lambda d: d["results"][0].pop("cuda_graph"))
+            else:
+                broken("cuda_graph in a record of a run without -G",
+                       lambda d: d["results"][0].update(
+                           cuda_graph={"launches": 1, "calls_per_graph": 1, "graph_nodes": 1}))
     elif kind == "collbench.info/1":
         broken("without engine", lambda d: d.pop("engine"))
         broken("without environment.rdma", lambda d: d["environment"].pop("rdma"))
@@ -411,6 +419,8 @@ def schemas_every_output(env):
         if gpu["collbench"]["features"]["nccl"]:
             d.bench(1, "allreduce", [*QUICK, "--backend", "nccl", "-d", "cuda", "-c"],
                     name="allreduce.nccl")
+            d.bench(1, "allreduce", [*QUICK, "--backend", "nccl", "-d", "cuda", "-G", "2", "-c"],
+                    name="allreduce.nccl.graph")
     else:
         d.notes.append("no GPU here: cb_gpu_bench (collbench.gpu_kernels/1) and the nccl "
                        "backend not run")
