@@ -58,7 +58,10 @@ Graph::Graph(StreamHandle, const std::function<void()>&) {
 Graph::~Graph() = default;
 Graph::Graph(Graph&&) noexcept = default;
 Graph& Graph::operator=(Graph&&) noexcept = default;
-void Graph::reset() noexcept {}
+void Graph::reset() noexcept {  // nothing was ever captured: only the fields to clear
+  graph_ = exec_ = nullptr;
+  nodes_ = 0;
+}
 void Graph::launch(StreamHandle) const {
   refuse();
 }
