@@ -284,7 +284,7 @@ std::string CommEngine::passes(const CollArgs& a) const {
   if (!algo) return "engine refuses";
   // The table (or CB_<COLL>_ALGO) hands this size to the MPI library: call it directly,
   // without the engine's schedule around it.
-  if (algo->name == "mpi") return "tuned to the MPI library";
+  if (algo->name == "mpi") return kTunedToLibrary;
   return {};
 }
 

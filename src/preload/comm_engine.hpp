@@ -33,6 +33,10 @@ struct Settings {
 };
 const Settings& settings();
 
+// The reason a call goes to PMPI because the tuning table hands its size to the library;
+// the only one preload.cpp remembers per call signature.
+inline constexpr const char* kTunedToLibrary = "tuned to the MPI library";
+
 class CommEngine : public std::enable_shared_from_this<CommEngine> {
  public:
   // Collective over `comm` (every rank calls it at the same first routed call).
@@ -42,7 +46,7 @@ class CommEngine : public std::enable_shared_from_this<CommEngine> {
 
   // Why `args` go to PMPI instead of the engine (empty: the engine runs them): no engine
   // algorithm can run them ("engine refuses"), or the chosen one is the MPI library's own
-  // ("tuned to the MPI library"). Depends only on arguments that match across ranks, the
+  // (kTunedToLibrary). Depends only on arguments that match across ranks, the
   // communicator and the environment: the same on every rank.
   std::string passes(const CollArgs& args) const;
   // Runs `args` to completion, advancing the process's non-blocking operations meanwhile.

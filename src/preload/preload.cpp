@@ -156,8 +156,6 @@ struct Signature {
   bool operator==(const Signature&) const = default;
 };
 
-constexpr const char* kTunedToLibrary = "tuned to the MPI library";
-
 // Per function, the last signature the tuning table handed to the MPI library, per thread.
 // A loop of the same call (a benchmark, a training step's buckets) then reaches PMPI after
 // one comparison instead of the communicator, type and table queries (~0.15 us, as much

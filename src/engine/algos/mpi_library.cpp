@@ -16,9 +16,8 @@ namespace {
 
 class LibraryCall final : public Pollable {
  public:
-  LibraryCall(const CollArgs& a, MPI_Comm comm, int rank) : args_(a) {
-    req_ = post_mpi_collective(args_, comm, rank, counts_);
-  }
+  LibraryCall(const CollArgs& a, MPI_Comm comm, int rank)
+      : req_(post_mpi_collective(a, comm, rank, counts_)) {}
   ~LibraryCall() override {
     if (req_ != MPI_REQUEST_NULL) MPI_Wait(&req_, MPI_STATUS_IGNORE);
   }
@@ -29,9 +28,9 @@ class LibraryCall final : public Pollable {
   }
 
  private:
-  CollArgs args_;
-  MpiCountArrays counts_;  // alltoallv: read by MPI until the request completes
-  MPI_Request req_ = MPI_REQUEST_NULL;
+  MpiCountArrays counts_;  // alltoallv: read by MPI until the request completes (first:
+                           // constructed before req_'s initializer fills it)
+  MPI_Request req_;
 };
 
 std::string cannot_run(const CollArgs& a, const Group& g) {
