@@ -1,6 +1,7 @@
 // Allreduce (and reduce to a leader) among the ranks of a node through shared memory.
-// Per chunk: (1) a rank whose input is private copies the chunk into its staging slot;
-// (2) it reduces its range of the chunk reading every rank's input directly; (3) it copies
+// Per chunk: (1) a rank whose input is private copies the parts of the chunk that peers
+// reduce into its staging slot (Flat: all of it); (2) it reduces its range of the chunk
+// reading every rank's input directly (its own where it lies); (3) it copies
 // the other ranks' reduced ranges into its output. Counters in each rank's operation slot
 // (staged, reduced, gathered) say how far it got; slots are double-buffered, and a slot is
 // reused only once every peer is done with its previous contents.
@@ -101,6 +102,7 @@ class ShmReduce final : public Pollable {
   // Element `off` of chunk c of rank r's input / reduced result, as this rank sees it.
   const std::byte* input(int r, size_t c, size_t off) {
     if (shared_in(r)) return shm_.map(sync_.slot(r).in) + (c * chunk_ + off) * w_;
+    if (r == sync_.me()) return static_cast<const std::byte*>(in_) + (c * chunk_ + off) * w_;
     return slot_area(r, 0, c) + off * w_;
   }
   std::byte* result(int r, size_t c, size_t off) {
@@ -118,11 +120,20 @@ class ShmReduce final : public Pollable {
     if (!shared_in(me)) {
       // My staged chunk c-2 shares this slot: every peer must have reduced past it.
       if (c_ >= 2 && !sync_.all_reached(&OpSlot::reduced, c_ - 1)) return false;
-      std::memcpy(slot_area(me, 0, c_), static_cast<const std::byte*>(in_) + c_ * chunk_ * w_,
-                  chunk_len(c_) * w_);
+      // Peers read every range but mine (Scatter, ToLeader); I read mine where it lies.
+      // Flat: every rank reads the whole chunk.
+      const Block own = mode_ == ShmReduceMode::Flat ? Block{chunk_len(c_), 0} : my_range(c_);
+      stage_range(0, own.offset);
+      stage_range(own.offset + own.length, chunk_len(c_) - own.offset - own.length);
     }
     sync_.publish(&OpSlot::staged, c_ + 1);
     return true;
+  }
+
+  void stage_range(size_t off, size_t len) {  // elements of the current chunk
+    if (len)
+      std::memcpy(slot_area(sync_.me(), 0, c_) + off * w_,
+                  static_cast<const std::byte*>(in_) + (c_ * chunk_ + off) * w_, len * w_);
   }
 
   bool reduce() {
