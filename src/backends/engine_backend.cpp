@@ -273,6 +273,10 @@ void EngineBackend::run(const CollArgs& a) {
   std::string why;
   const engine::Algorithm* algo = choose(a, &why);
   if (!algo) throw UsageError(why);
+  if (algo->run_blocking) {
+    algo->run_blocking(a, world_);
+    return;
+  }
   blocking_.reset();
   const int tag = build_schedule(blocking_, *algo, a, world_, comm_);
   engine::Execution exec(blocking_, comm_, executor(a.recv.mem), tag);

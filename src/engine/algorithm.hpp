@@ -21,6 +21,11 @@ struct Algorithm {
   std::string (*cannot_run)(const CollArgs& args, const Group& group);
   // Appends the collective to `schedule` (built for `group`: peers are group ranks).
   void (*build)(Schedule& schedule, const CollArgs& args, const Group& group);
+  // Optional: runs a blocking call to completion without a schedule (null: build one and
+  // wait on it). Only for algorithms that use none of the engine's operation slots or tags,
+  // so that skipping them keeps every rank's numbering the same: the `mpi` algorithm, whose
+  // blocking library call costs less than the non-blocking call plus tests.
+  void (*run_blocking)(const CollArgs& args, const Group& group) = nullptr;
 };
 
 std::span<const Algorithm* const> all_algorithms();

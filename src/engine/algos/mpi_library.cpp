@@ -47,6 +47,13 @@ void build(Schedule& s, const CollArgs& a, const Group& g) {
   s.end_round();
 }
 
+// A blocking call needs no progress from the engine: every rank makes the same call in
+// program order, and MPI completes it whatever engine operations are still in flight.
+void run_blocking(const CollArgs& a, const Group& g) {
+  MpiCountArrays counts;
+  run_mpi_collective(a, g.comm()->mpi(), g.rank(), counts);
+}
+
 constexpr std::string_view kSummary =
     "the MPI library's own collective (MPI_I<coll>), where it is faster than the engine's";
 
@@ -59,6 +66,7 @@ constexpr std::string_view kSummary =
       .summary = kSummary,                             \
       .cannot_run = cannot_run,                        \
       .build = build,                                  \
+      .run_blocking = run_blocking,                    \
   };
 CB_MPI_LIBRARY_ALGORITHM(kAllreduceMpi, Coll::Allreduce)
 CB_MPI_LIBRARY_ALGORITHM(kBcastMpi, Coll::Bcast)
