@@ -28,6 +28,26 @@ std::string errno_text() {
   return std::strerror(errno);
 }
 
+#ifndef MADV_POPULATE_READ  // Linux 5.14; older C library headers lack the names
+#define MADV_POPULATE_READ 22
+#define MADV_POPULATE_WRITE 23
+#endif
+
+// Maps every page of [p, p + bytes) into this process now, leaving the contents as they
+// are: the first message through a channel or staging region would otherwise take a page
+// fault per 4 KiB (tens of microseconds on a VM), and a ring of 64 slots or 16 staging
+// regions takes dozens of operations to cycle through, more than a benchmark's warmup.
+// Without MADV_POPULATE_* (kernels before 5.14), read one byte a page: peers may already
+// be writing there.
+void prefault(std::byte* p, size_t bytes) {
+  const size_t lead = reinterpret_cast<uintptr_t>(p) % kPage;  // madvise wants whole pages
+  p -= lead;
+  bytes = round_up(bytes + lead);
+  if (madvise(p, bytes, MADV_POPULATE_WRITE) == 0) return;
+  for (size_t off = 0; off < bytes; off += kPage)
+    static_cast<void>(*static_cast<volatile std::byte*>(p + off));
+}
+
 // Names of segments created and not yet unlinked, readable from a signal handler: fixed
 // slots, each claimed with an atomic state (0 free, 1 being filled, 2 holds a name).
 struct PendingName {
@@ -142,6 +162,7 @@ NodeShm::NodeShm(MPI_Comm node, std::vector<int> members, size_t heap_bytes, siz
   for (int s = 0; s < n; ++s)
     new (base + channels + static_cast<size_t>(s) * sizeof(Channel)) Channel{};
   h->magic = kMagic;
+  prefault(base, heap_offset_);  // the channels and staging; the heap is faulted per buffer
 
   // Everyone maps everyone's segment, then every segment is unlinked.
   std::vector<char> names(static_cast<size_t>(n) * sizeof name);
@@ -171,6 +192,16 @@ NodeShm::NodeShm(MPI_Comm node, std::vector<int> members, size_t heap_bytes, siz
     segments_.clear();
     throw RuntimeError("shared memory unavailable: " +
                        (failure.empty() ? "a local rank could not attach" : failure));
+  }
+  // What this rank touches in a peer's segment (its owner populated it already): the
+  // header, the channel it sends through and the staging; not the other ranks' channels,
+  // which would cost page tables growing with the square of the ranks on a node.
+  for (int r = 0; r < n; ++r) {
+    if (r == local_rank_) continue;
+    std::byte* peer = segments_[static_cast<size_t>(r)].base;
+    prefault(peer, channels);
+    prefault(peer + channels + static_cast<size_t>(local_rank_) * sizeof(Channel), sizeof(Channel));
+    prefault(peer + staging, staging_bytes_);
   }
   free_[heap_offset_] = round_up(heap_bytes_);
   probe_cma(node, cma);
