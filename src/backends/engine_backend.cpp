@@ -273,6 +273,8 @@ void EngineBackend::run(const CollArgs& a) {
   std::string why;
   const engine::Algorithm* algo = choose(a, &why);
   if (!algo) throw UsageError(why);
+  // Like a schedule below, it advances only this call, not requests in flight (those move
+  // in their own test()/wait() or on the progress thread), so it waits for nothing more.
   if (algo->run_blocking) {
     algo->run_blocking(a, world_);
     return;
