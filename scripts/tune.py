@@ -16,10 +16,15 @@ each for the measured rank count, followed by fixed rules for other rank counts 
 the usual crossovers; one small machine cannot measure them). Before them come the
 winners on private buffers (measured with --alloc plain, as a program's own memory, for
 which the engine's shared-memory algorithms must stage or use cross-memory attach), as
-rules with "buffers": "private" that buffers in the engine's shared heap skip. On private
-buffers the engine's "mpi" algorithm (the MPI library's own collective) competes with the
-time of `cb_<coll> --backend mpi` on the same sizes (--from-library): where it wins, the
-preload passes the call straight to the library. --tiers measures some tiers only and
+rules with "buffers": "private" that buffers in the engine's shared heap skip. Private
+buffers are what a program under the preload (libcb_engine_preload.so) has, so for the
+collectives the preload routes each algorithm of that --algo all run is timed again as
+such a program sees it: `cb_<coll> --backend mpi` under LD_PRELOAD with
+CB_<COLL>_ALGO=<algo> (the preload's own cost per call included; "mpi" is then the call
+passed straight to the library), at the sizes where the algorithm ran (--preload; offline
+--from-preloaded). Without the preload, the engine's "mpi" algorithm competes with the
+time of `cb_<coll> --backend mpi` on the same sizes (--from-library). Where "mpi" wins,
+the preload passes the call straight to the library. --tiers measures some tiers only and
 keeps the host rules of the others from --out. Rules for other memory kinds
 (device buffers) and the "parameters" object (the hierarchical algorithms' thresholds) are
 kept from the previous table at --out.
@@ -41,6 +46,9 @@ import sys
 COLLS = {"allreduce": "4:64M", "bcast": "4:64M", "alltoall": "4:4M",
          "allgather": "4:16M", "reduce_scatter": "4:16M",
          "reduce": "4:64M", "alltoallv": "4:4M", "barrier": None}  # barrier: no sizes
+# What libcb_engine_preload.so routes to the engine (docs/preload.md), barrier aside (no
+# buffers, so no private-buffer tier).
+PRELOADED = {"allreduce", "bcast", "alltoall", "allgather", "reduce_scatter", "reduce"}
 HIERARCHICAL = {"allreduce", "bcast"}  # tried between the shared-memory and MPI tiers
 TIERS = {  # name: (CB_ENGINE_SHM, extra options)
     "plain": (True, ["--alloc", "plain"]),
@@ -77,6 +85,43 @@ def measure(build, coll, ranks, sizes, iterations, out, mpirun, shm, extra, back
     print(f"tune.py: CB_ENGINE_SHM={env['CB_ENGINE_SHM']}", " ".join(cmd), flush=True)
     if subprocess.run(cmd, stdout=subprocess.DEVNULL, env=env).returncode != 0:
         fail(f"{' '.join(cmd)} failed")
+
+
+def algo_variable(coll):
+    return f"CB_{coll.upper()}_ALGO"
+
+
+def measure_preloaded(build, coll, ranks, sizes, iterations, out, mpirun, lib, algo):
+    """cb_<coll> --backend mpi under LD_PRELOAD=lib with the engine's algorithm forced."""
+    cmd = launcher(ranks, mpirun) + [
+        os.path.join(build, f"cb_{coll}"), "--backend", "mpi", "-J", out] + (
+        ["-m", sizes] if sizes else [])
+    if iterations:
+        cmd += ["-i", str(iterations), "-x", str(max(1, iterations // 10))]
+    env = dict(os.environ, CB_ENGINE_SHM="1", LD_PRELOAD=lib, **{algo_variable(coll): algo})
+    print(f"tune.py: LD_PRELOAD={lib} {algo_variable(coll)}={algo}", " ".join(cmd), flush=True)
+    if subprocess.run(cmd, stdout=subprocess.DEVNULL, env=env).returncode != 0:
+        fail(f"{' '.join(cmd)} under the preload failed")
+
+
+def under_preload(doc, preloaded):
+    """The plain tier's --algo all document with every algorithm's times replaced by those
+    of its run under the preload (`preloaded`: the documents of one collective, each naming
+    its forced algorithm in environment.cb_variables), at the sizes where the algorithm ran
+    in `doc`: elsewhere it refuses, and the preload passes the call to the library."""
+    coll = doc["benchmark"]["name"]
+    ran = {(r["bytes"], r["algo"]) for r in doc.get("results", []) if r.get("algo")}
+    out = dict(doc)
+    out["results"] = []
+    for d in preloaded:
+        env = d.get("environment", {})
+        algo = env.get("cb_variables", {}).get(algo_variable(coll))
+        if not env.get("ld_preload") or not algo:
+            fail(f"{coll}: a --from-preloaded document without LD_PRELOAD and "
+                 f"{algo_variable(coll)} in its environment")
+        out["results"] += [dict(r, algo=algo) for r in d.get("results", [])
+                           if (r["bytes"], algo) in ran]
+    return out
 
 
 def with_library(doc, library):
@@ -220,6 +265,12 @@ def main():
     ap.add_argument("--from-library", dest="library_inputs", nargs="*", default=[],
                     help="--backend mpi results on the plain tier's sizes: the \"mpi\" "
                          "algorithm's times there")
+    ap.add_argument("--preload", default=None,
+                    help="the preload library the plain tier is timed under (default: "
+                         "BUILD/libcb_engine_preload.so when it exists; '' for none)")
+    ap.add_argument("--from-preloaded", dest="preloaded_inputs", nargs="*", default=[],
+                    help="runs under the preload (cb_<coll> --backend mpi, LD_PRELOAD, "
+                         "CB_<COLL>_ALGO): the plain tier's times of those algorithms")
     ap.add_argument("--tiers", default=",".join(TIERS),
                     help="the tiers to measure (comma-separated, of " + ", ".join(TIERS) +
                          "); the host rules and winners of the others are kept from --out")
@@ -235,6 +286,7 @@ def main():
         fail("--tiers: shm and noshm are measured together (their rules interleave)")
     tiers = {name: {} for name in TIERS}
     library = {}  # the MPI library called directly, on the plain tier's buffers
+    preloaded = {}  # collective: its runs under the preload, one per algorithm
 
     def read(paths, tier):
         for path in paths:
@@ -245,14 +297,23 @@ def main():
                 fail(f"{path}: {e}")
             if not isinstance(doc, dict) or doc.get("schema") != "collbench.result/1":
                 fail(f"{path}: not a collbench result (schema collbench.result/1)")
-            (library if tier == "library" else tiers[tier])[doc["benchmark"]["name"]] = doc
+            if tier == "preloaded":
+                preloaded.setdefault(doc["benchmark"]["name"], []).append(doc)
+            else:
+                (library if tier == "library" else tiers[tier])[doc["benchmark"]["name"]] = doc
 
     if a.inputs or a.noshm_inputs or a.plain_inputs:
         read(a.inputs or [], "shm")
         read(a.noshm_inputs, "noshm")
         read(a.plain_inputs, "plain")
         read(a.library_inputs, "library")
+        read(a.preloaded_inputs, "preloaded")
     else:
+        lib = a.preload
+        if lib is None:
+            lib = os.path.join(a.build, "libcb_engine_preload.so")
+            lib = lib if os.path.exists(lib) else ""
+        lib = os.path.abspath(lib) if lib else ""
         os.makedirs(a.workdir, exist_ok=True)
         for tier, (shm, extra) in TIERS.items():
             if tier not in measured_tiers:
@@ -264,11 +325,19 @@ def main():
                 paths.append(os.path.join(a.workdir, f"{coll}.engine.{tier}.all.json"))
                 measure(a.build, coll, a.ranks, sizes, a.iterations, paths[-1], a.mpirun, shm,
                         extra)
-                if tier == "plain":  # the library itself, on the program's own buffers
-                    lib = os.path.join(a.workdir, f"{coll}.mpi.plain.json")
-                    measure(a.build, coll, a.ranks, sizes, a.iterations, lib, a.mpirun, shm,
+                if tier == "plain" and lib and coll in PRELOADED:  # as a program sees it
+                    read([paths[-1]], tier)
+                    for algo in sorted({r["algo"] for r in tiers[tier][coll]["results"]
+                                        if r.get("algo")}):
+                        run = os.path.join(a.workdir, f"{coll}.preloaded.{algo}.json")
+                        measure_preloaded(a.build, coll, a.ranks, sizes, a.iterations, run,
+                                          a.mpirun, lib, algo)
+                        read([run], "preloaded")
+                elif tier == "plain":  # the library itself, on the program's own buffers
+                    run = os.path.join(a.workdir, f"{coll}.mpi.plain.json")
+                    measure(a.build, coll, a.ranks, sizes, a.iterations, run, a.mpirun, shm,
                             [], backend="mpi")
-                    read([lib], "library")
+                    read([run], "library")
             read(paths, tier)
 
     old = previous_table(a.out)
@@ -283,7 +352,9 @@ def main():
                     if key in old.get("winners", {}):
                         measured[key] = old["winners"][key]
                 continue
-            if tier == "plain":
+            if tier == "plain" and coll in preloaded:
+                doc = under_preload(doc, preloaded[coll])
+            elif tier == "plain":
                 doc = with_library(doc, library.get(coll))
             wins = winners(doc, a.tolerance)
             if not wins:
@@ -310,6 +381,9 @@ def main():
                         "date": datetime.date.today().isoformat()},
         "tolerance": a.tolerance,
     }
+    if preloaded:
+        table["description"] += ("; private buffers timed under the preload for "
+                                 + ", ".join(sorted(preloaded)))
     if len(measured_tiers) < len(TIERS):
         table["description"] += (f"; measured tiers: {', '.join(measured_tiers)}, the host rules "
                                  "of the others kept from the previous table")

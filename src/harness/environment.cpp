@@ -4,6 +4,7 @@
 
 #include <sys/utsname.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -11,6 +12,7 @@
 #include <iterator>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 
 #include "engine/mpi_library.hpp"
 #include "config.hpp"
@@ -232,6 +234,16 @@ void describe_environment(const Control& ctl, nlohmann::json& out) {
   // own: recorded so that its figures are never taken for MPI's.
   if (const char* preload = std::getenv("LD_PRELOAD"); preload && *preload)
     out["ld_preload"] = preload;
+  // The CB_* settings in force (algorithm choices, tuning file, shared memory ...): they
+  // change what was measured, so a document names them.
+  nlohmann::json cb_vars = nlohmann::json::object();
+  for (char** e = environ; *e; ++e) {
+    const std::string_view kv(*e);
+    const size_t eq = kv.find('=');
+    if (kv.starts_with("CB_") && eq != std::string_view::npos)
+      cb_vars[std::string(kv.substr(0, eq))] = std::string(kv.substr(eq + 1));
+  }
+  if (!cb_vars.empty()) out["cb_variables"] = cb_vars;
   nlohmann::json gpu;
   gpu::describe(gpu);
   out["gpu"] = gpu;

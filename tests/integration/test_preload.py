@@ -83,13 +83,13 @@ def preload_app_three_ranks_yield(env):
 
 
 def tuned_to_library(env, colls):
-    """{"CB_TUNING_FILE": ...}: the default table with rules first that hand every size of
-    `colls` on private buffers to the MPI library, as tune.py writes where MPICH wins (the
-    table measured here need not have any)."""
+    """{"CB_TUNING_FILE": ...}: the default table without its own "mpi" rules, and with
+    rules first that hand every size of `colls` on private buffers to the MPI library, as
+    tune.py writes where MPICH wins (whatever the table measured here has)."""
     with open(TUNING) as f:
         table = json.load(f)
     table["rules"] = [{"coll": c, "mem": "host", "algo": "mpi", "buffers": "private"}
-                      for c in colls] + table["rules"]
+                      for c in colls] + [r for r in table["rules"] if r.get("algo") != "mpi"]
     path = env.path("tuned_to_library.json")
     with open(path, "w") as f:
         json.dump(table, f)

@@ -88,6 +88,46 @@ class TuneTest(unittest.TestCase):
         self.assertEqual([w["algo"] for w in table["winners"]["bcast.plain"]],
                          ["mpi", "mpi", "chain", "chain", "chain"])
 
+    def preloaded(self, algo, times):
+        """A run under the preload with CB_BCAST_ALGO=algo, `times` per size."""
+        doc = fx.document("bcast", "mpi", [fx.coll_record(sz, t, nranks=2)
+                                           for sz, t in times.items()], nranks=2)
+        doc["environment"].update(ld_preload="/x/libcb_engine_preload.so",
+                                  cb_variables={"CB_BCAST_ALGO": algo})
+        path = os.path.join(self.tmp.name, f"bcast.preloaded.{algo}.json")
+        with open(path, "w") as f:
+            json.dump(doc, f)
+        return path
+
+    def test_runs_under_the_preload_replace_every_algorithms_times(self):
+        # Under the preload chain costs more (its per-call cost): the library wins to 16 KiB.
+        # The 4 B "chain" time of 0.1 us is dropped: chain did not run at 4 B in the
+        # --algo all document (the preload would have passed that call to the library).
+        plain = plain_bcast()
+        plain["results"] = [r for r in plain["results"] if (r["bytes"], r["algo"]) != (4, "chain")]
+        with open(self.plain, "w") as f:
+            json.dump(plain, f)
+        mpi = self.preloaded("mpi", {s: 1.2 if s <= 16384 else 60.0 for s in SIZES})
+        chain = self.preloaded("chain", {s: 0.1 if s == 4 else 3.0 if s <= 16384 else 12.0
+                                         for s in SIZES})
+        self.tune("--tiers", "plain", "--from-plain", self.plain, "--from-preloaded", mpi, chain)
+        with open(self.out) as f:
+            table = json.load(f)
+        self.assertEqual([w["algo"] for w in table["winners"]["bcast.plain"]],
+                         ["mpi", "mpi", "mpi", "mpi", "chain"])
+        self.assertIn("private buffers timed under the preload for bcast", table["description"])
+
+    def test_a_preloaded_run_must_name_its_algorithm(self):
+        path = self.preloaded("mpi", {s: 1.0 for s in SIZES})
+        with open(path) as f:
+            doc = json.load(f)
+        del doc["environment"]["cb_variables"]
+        with open(path, "w") as f:
+            json.dump(doc, f)
+        p = self.tune("--tiers", "plain", "--from-plain", self.plain, "--from-preloaded", path,
+                      rc=2)
+        self.assertIn("CB_BCAST_ALGO", p.stderr)
+
     def test_shm_without_noshm_is_refused(self):
         p = self.tune("--tiers", "shm,plain", "--from-plain", self.plain, rc=2)
         self.assertIn("shm and noshm are measured together", p.stderr)
