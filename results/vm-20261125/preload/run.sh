@@ -31,6 +31,14 @@ for coll in allreduce bcast alltoall; do
     run "$coll.preload.$pass" 1 "" "$coll" --backend mpi -m 1:$max --repeat 3 -c
   done
 done
+# Small sizes once more with the benchmark's untimed barrier between iterations left to
+# MPICH (CB_BARRIER_ALGO=mpi): what is left of the difference once the barrier's exit
+# order is MPICH's (the engine's releases its last arriver first, MPICH's rank 0).
+for coll in allreduce bcast alltoall; do
+  for pass in 1 2; do
+    run "$coll.preload-mpibarrier.$pass" 1 "CB_BARRIER_ALGO=mpi" "$coll" --backend mpi -m 1:64K --repeat 3 -c
+  done
+done
 for pass in 1 2 3 4 5; do
   run "overhead.mpi.$pass" 0 "" allreduce --backend mpi -m 8:8 -i 20000 -x 2000
   run "overhead.passthrough.$pass" 1 "CB_ENGINE=off" allreduce --backend mpi -m 8:8 -i 20000 -x 2000
