@@ -53,7 +53,11 @@ def engine_environment_forces_an_algorithm(env):
     out = env.path("env.json")
     env.ok(2, "bcast", ["--backend", "engine", "-m", "4:4K", "-c", "-i", "3", "-J", out],
            env={"CB_BCAST_ALGO": "chain"})
-    check({r["algo"] for r in load_json(out)["results"]} == {"chain"}, "CB_BCAST_ALGO=chain")
+    doc = load_json(out)
+    check({r["algo"] for r in doc["results"]} == {"chain"}, "CB_BCAST_ALGO=chain")
+    # the document names the setting, so that it is never read as the table's choice
+    check(doc["environment"].get("cb_variables", {}).get("CB_BCAST_ALGO") == "chain",
+          f"environment.cb_variables: {doc['environment'].get('cb_variables')}")
 
 
 @case
