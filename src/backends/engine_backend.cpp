@@ -5,12 +5,12 @@
 #include <nlohmann/json.hpp>
 #include <utility>
 
-#include "engine/mpi_library.hpp"
 #include "config.hpp"
 #include "core/errors.hpp"
 #include "engine/algorithm.hpp"
 #include "engine/execution.hpp"
 #include "engine/executor_cuda.hpp"
+#include "engine/mpi_library.hpp"
 #include "engine/shm/node_shm.hpp"
 #include "gpu/device.hpp"
 

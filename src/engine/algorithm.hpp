@@ -7,9 +7,9 @@
 #include <string>
 #include <string_view>
 
+#include "core/args.hpp"
 #include "engine/group.hpp"
 #include "engine/schedule.hpp"
-#include "core/args.hpp"
 
 namespace cb::engine {
 

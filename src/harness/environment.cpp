@@ -14,10 +14,10 @@
 #include <string>
 #include <string_view>
 
-#include "engine/mpi_library.hpp"
 #include "config.hpp"
 #include "core/errors.hpp"
 #include "core/settings.hpp"
+#include "engine/mpi_library.hpp"
 #include "gpu/device.hpp"
 #include "harness/rdma.hpp"
 #include "harness/timer.hpp"
