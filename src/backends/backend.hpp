@@ -25,11 +25,11 @@ struct BackendDescription {
 
 // How the harness configures a backend: the options that are the backend's business.
 struct BackendConfig {
-  std::string name = "mpi";  // --backend
-  Mem mem = Mem::Host;       // -d: where collective buffers live
+  std::string name = "mpi";                  // --backend
+  Mem mem = Mem::Host;                       // -d: where collective buffers live
   Mem side_mem[2] = {Mem::Host, Mem::Host};  // point to point: rank 0's and rank 1's buffers
-  bool staging = false;          // mpi: copy device buffers through host memory
-  bool progress_thread = false;  // engine: advance non-blocking operations in a thread
+  bool staging = false;                      // mpi: copy device buffers through host memory
+  bool progress_thread = false;              // engine: advance non-blocking operations in a thread
 };
 
 // A backend moves data; the registry (core/coll_spec.hpp) says which collectives it runs.

@@ -12,7 +12,8 @@ namespace cb {
 
 std::unique_ptr<Backend> make_backend(const BackendConfig& opt, const Control& ctl) {
   if (opt.staging && opt.name != "mpi")
-    throw UsageError("--staging applies to the mpi backend (the engine stages device buffers itself)");
+    throw UsageError(
+        "--staging applies to the mpi backend (the engine stages device buffers itself)");
   if (opt.progress_thread && opt.name != "engine")
     throw UsageError("--progress-thread is an engine option (--backend engine)");
   if (opt.name == "mpi") return std::make_unique<MpiBackend>(ctl, opt.staging);

@@ -11,11 +11,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/mpi_check.hpp"
+#include "core/vcounts.hpp"
 #include "gpu/cuda_check.hpp"
 #include "gpu/device.hpp"
 #include "gpu/pointer_cache.hpp"
-#include "core/mpi_check.hpp"
-#include "core/vcounts.hpp"
 
 namespace cb {
 namespace {
@@ -242,7 +242,8 @@ NcclBackend::~NcclBackend() {
 BackendDescription NcclBackend::description() const {
   int code = 0;
   const bool known = ncclGetVersion(&code) == ncclSuccess;
-  BackendDescription d{"NCCL", known ? "NCCL " + version_string(code) : "NCCL (version unknown)", {}};
+  BackendDescription d{
+      "NCCL", known ? "NCCL " + version_string(code) : "NCCL (version unknown)", {}};
   nlohmann::json& out = d.facts;
   out["nccl_version"] = version_string(code);
   out["nccl_version_code"] = code;
@@ -397,10 +398,10 @@ void NcclBackend::enqueue(const CollArgs& a) {
       return;
     }
     case Coll::Allgather:  // in place: NCCL's in place is recv + rank x count, as MPI's
-      CB_NCCL(ncclAllGather(a.in_place ? a.recv.bytes_at(static_cast<size_t>(rank_) * a.count *
-                                                         dtype_size(a.dtype))
-                                       : a.send.ptr,
-                            a.recv.ptr, a.count, type, comm_, s));
+      CB_NCCL(ncclAllGather(
+          a.in_place ? a.recv.bytes_at(static_cast<size_t>(rank_) * a.count * dtype_size(a.dtype))
+                     : a.send.ptr,
+          a.recv.ptr, a.count, type, comm_, s));
       return;
     case Coll::ReduceScatter: {
       if (!a.in_place) {
@@ -432,11 +433,11 @@ void NcclBackend::enqueue(const CollArgs& a) {
       CB_NCCL(ncclGroupStart());
       for (int peer = 0; peer < size_; ++peer) {
         if (const size_t n = m.count(rank_, peer))
-          CB_NCCL(ncclSend(a.send.bytes_at(m.send_offset(rank_, peer) * w), n, type, peer,
-                           comm_, s));
+          CB_NCCL(
+              ncclSend(a.send.bytes_at(m.send_offset(rank_, peer) * w), n, type, peer, comm_, s));
         if (const size_t n = m.count(peer, rank_))
-          CB_NCCL(ncclRecv(a.recv.bytes_at(m.recv_offset(rank_, peer) * w), n, type, peer,
-                           comm_, s));
+          CB_NCCL(
+              ncclRecv(a.recv.bytes_at(m.recv_offset(rank_, peer) * w), n, type, peer, comm_, s));
       }
       CB_NCCL(ncclGroupEnd());
       return;

@@ -13,9 +13,9 @@
 #include <string>
 #include <vector>
 
-#include "gpu/stream.hpp"
 #include "backends/backend.hpp"
 #include "backends/control.hpp"
+#include "gpu/stream.hpp"
 
 namespace cb {
 

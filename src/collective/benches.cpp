@@ -20,8 +20,8 @@ constexpr BenchDesc blocking(std::string_view name, std::string_view title, cons
           .make_runner = make_collective_runner};
 }
 
-constexpr BenchDesc nonblocking(std::string_view name, std::string_view title,
-                                const CollSpec& spec, size_t max_bytes) {
+constexpr BenchDesc nonblocking(std::string_view name, std::string_view title, const CollSpec& spec,
+                                size_t max_bytes) {
   return {.name = name,
           .title = title,
           .family = Family::NonblockingCollective,
@@ -50,13 +50,14 @@ const BenchDesc kBenches[] = {
     nonblocking("ireduce", "Non-blocking Reduce Latency Test", kReduceSpec, 16 << 20),
     sizeless("barrier", "Barrier Latency Test", kBarrierSpec),
     // Alltoallv: the size is the average bytes per peer (--counts spreads them).
-    blocking("alltoallv", "All-to-Allv Personalized Exchange Latency Test", kAlltoallvSpec, 4 << 20),
+    blocking("alltoallv", "All-to-Allv Personalized Exchange Latency Test", kAlltoallvSpec,
+             4 << 20),
     nonblocking("ialltoallv", "Non-blocking All-to-Allv Latency Test", kAlltoallvSpec, 1 << 20),
     blocking("allgather", "Allgather Latency Test", kAllgatherSpec, 16 << 20),
     nonblocking("iallgather", "Non-blocking Allgather Latency Test", kAllgatherSpec, 4 << 20),
     blocking("reduce_scatter", "Reduce_scatter Latency Test", kReduceScatterSpec, 16 << 20),
-    nonblocking("ireduce_scatter", "Non-blocking Reduce_scatter Latency Test",
-                kReduceScatterSpec, 4 << 20),
+    nonblocking("ireduce_scatter", "Non-blocking Reduce_scatter Latency Test", kReduceScatterSpec,
+                4 << 20),
 };
 
 }  // namespace

@@ -3,12 +3,12 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "core/errors.hpp"
 #include "gpu/device.hpp"
 #include "gpu/graph.hpp"
-#include "gpu/validate.hpp"
-#include "core/errors.hpp"
-#include "harness/fault.hpp"
 #include "gpu/memory.hpp"
+#include "gpu/validate.hpp"
+#include "harness/fault.hpp"
 
 namespace cb {
 
@@ -152,7 +152,8 @@ std::vector<std::string> CollectiveRunnerBase::header_lines() const {
     std::snprintf(imbalance, sizeof imbalance, "%.2f", counts_.rbegin()->second->imbalance());
     lines.push_back("# Counts: " + o.counts.str() +
                     " (message size = average bytes per peer; every rank sends size x ranks; "
-                    "busiest receiver gets " + imbalance + "x the average)");
+                    "busiest receiver gets " +
+                    imbalance + "x the average)");
   }
   lines.insert(lines.end(), notes_.begin(), notes_.end());
   return lines;

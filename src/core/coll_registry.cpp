@@ -22,8 +22,8 @@ std::string_view CollSpec::name() const {
 
 std::span<const CollSpec* const> coll_specs() {
   static constexpr std::array<const CollSpec*, 8> kSpecs = {
-      &kAllreduceSpec, &kBcastSpec,         &kAlltoallSpec, &kAllgatherSpec,
-      &kReduceScatterSpec, &kReduceSpec, &kBarrierSpec, &kAlltoallvSpec};
+      &kAllreduceSpec,     &kBcastSpec,  &kAlltoallSpec, &kAllgatherSpec,
+      &kReduceScatterSpec, &kReduceSpec, &kBarrierSpec,  &kAlltoallvSpec};
   return kSpecs;
 }
 

@@ -20,8 +20,9 @@ enum class BackendKind : uint8_t { Mpi, Nccl, Engine };
 inline constexpr unsigned backend_bit(BackendKind k) {
   return 1u << static_cast<unsigned>(k);
 }
-inline constexpr unsigned kAllBackends =
-    backend_bit(BackendKind::Mpi) | backend_bit(BackendKind::Nccl) | backend_bit(BackendKind::Engine);
+inline constexpr unsigned kAllBackends = backend_bit(BackendKind::Mpi) |
+                                         backend_bit(BackendKind::Nccl) |
+                                         backend_bit(BackendKind::Engine);
 std::string_view to_string(BackendKind k);  // "mpi", "nccl", "engine"
 
 struct CollSpec {

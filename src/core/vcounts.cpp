@@ -20,7 +20,6 @@ uint64_t splitmix(uint64_t x) {
   return x ^ (x >> 31);
 }
 
-
 [[noreturn]] void bad(std::string_view text, const std::string& why) {
   throw UsageError("--counts: invalid value '" + std::string(text) + "' (" + why +
                    "; expected uniform, zipf:S[,SEED] or random[:SEED])");
@@ -120,7 +119,8 @@ CountMatrix::CountMatrix(const CountsPattern& pattern, size_t mean, int nranks)
     std::vector<size_t> order(n);
     std::iota(order.begin(), order.end(), size_t{0});
     for (size_t i = n - 1; i > 0; --i)
-      std::swap(order[i], order[static_cast<size_t>(seeded_unit(pattern.seed, 0, i) * double(i + 1))]);
+      std::swap(order[i],
+                order[static_cast<size_t>(seeded_unit(pattern.seed, 0, i) * double(i + 1))]);
     std::vector<double> w(n);
     for (size_t k = 0; k < n; ++k) w[order[k]] = 1.0 / std::pow(double(k + 1), pattern.skew);
     const std::vector<size_t> parts = apportion(row, w);
@@ -181,9 +181,8 @@ void CountMatrix::index() {
 }
 
 double CountMatrix::imbalance() const {
-  const double avg = static_cast<double>(std::accumulate(recv_tot_.begin(), recv_tot_.end(),
-                                                         size_t{0})) /
-                     n_;
+  const double avg =
+      static_cast<double>(std::accumulate(recv_tot_.begin(), recv_tot_.end(), size_t{0})) / n_;
   return avg > 0 ? static_cast<double>(max_recv_) / avg : 1.0;
 }
 

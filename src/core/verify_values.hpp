@@ -297,8 +297,7 @@ CB_HOST_DEVICE inline double expected_at(const CollData& d, size_t k) {
     case Coll::Bcast:
       return values::bcast_value(d.dtype, d.root, d.nranks, k);
     case Coll::Allgather:  // block `from` of the result is rank `from`'s contribution
-      return values::allgather_value(d.dtype, static_cast<int>(k / d.count), d.nranks,
-                                     k % d.count);
+      return values::allgather_value(d.dtype, static_cast<int>(k / d.count), d.nranks, k % d.count);
     case Coll::ReduceScatter:
       return values::allreduce_expected(d.dtype, d.op, d.nranks,
                                         static_cast<uint64_t>(d.rank) * d.count + k);

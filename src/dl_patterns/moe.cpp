@@ -106,17 +106,17 @@ ReplayPlan plan_moe(const MoeConfig& config, Dtype dtype, const ComputeSpec& com
                     int rank) {
   const MoeModel& model = *config.model;
   if (config.tokens == 0) throw std::invalid_argument("--tokens must be at least 1");
-  const double us_per_mib = compute.mode == ComputeSpec::Mode::PerMiB ? compute.us_per_mib
+  const double us_per_mib = compute.mode == ComputeSpec::Mode::PerMiB  ? compute.us_per_mib
                             : compute.mode == ComputeSpec::Mode::Trace ? kModelDefaultUsPerMiB
-                                                                        : 0.0;
+                                                                       : 0.0;
   const size_t width = dtype_size(dtype);
   const size_t token_bytes = model.hidden * width;
   ReplayPlan p;
   p.dependencies = true;
   double clock = 0;
   const auto compute_on = [&](size_t tokens, double share) {
-    const double us = share * us_per_mib * static_cast<double>(tokens * token_bytes) /
-                      static_cast<double>(kMiB);
+    const double us =
+        share * us_per_mib * static_cast<double>(tokens * token_bytes) / static_cast<double>(kMiB);
     if (us > 0) p.actions.push_back({Kind::Compute, us, 0});
     clock += us;
   };

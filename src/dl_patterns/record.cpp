@@ -281,11 +281,10 @@ CB_EXPORT int MPI_Reduce_scatter_block(const void* sendbuf, void* recvbuf, int r
 CB_EXPORT int MPI_Ireduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount,
                                         MPI_Datatype type, MPI_Op op, MPI_Comm comm,
                                         MPI_Request* request) {
-  return recorded({"MPI_Ireduce_scatter_block", Coll::ReduceScatter, recvcount, type, comm, op},
-                  [&] {
-                    return PMPI_Ireduce_scatter_block(sendbuf, recvbuf, recvcount, type, op, comm,
-                                                      request);
-                  });
+  return recorded(
+      {"MPI_Ireduce_scatter_block", Coll::ReduceScatter, recvcount, type, comm, op}, [&] {
+        return PMPI_Ireduce_scatter_block(sendbuf, recvbuf, recvcount, type, op, comm, request);
+      });
 }
 
 CB_EXPORT int MPI_Barrier(MPI_Comm comm) {

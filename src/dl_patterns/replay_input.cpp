@@ -127,8 +127,7 @@ void load_moe(ReplayInput& in, const Options& o, const MoeModel& model, int nran
     throw UsageError("--model " + model.name +
                      ": a MoE layer stack replays its expert-parallel token exchanges; --fusion "
                      "and --parallel apply to the dense models' gradients");
-  in.moe = {&model, o.tokens > 0 ? static_cast<size_t>(o.tokens) : model.default_tokens,
-            o.counts};
+  in.moe = {&model, o.tokens > 0 ? static_cast<size_t>(o.tokens) : model.default_tokens, o.counts};
   try {
     in.plan = plan_moe(in.moe, o.dtype, in.compute, nranks, rank);
     in.input_line = "# Model: " + model.name + ": " + describe(in.moe, nranks);
@@ -176,13 +175,11 @@ ReplayInput load_replay_input(const Options& o, int nranks, int rank) {
       return in;
     }
   if (o.counts.kind != CountsPattern::Kind::Uniform || o.tokens > 0)
-    throw UsageError("--counts and --tokens apply to the MoE models (" +
-                     [] {
-                       std::string l;
-                       for (const auto& n : moe_model_names()) l += (l.empty() ? "" : ", ") + n;
-                       return l;
-                     }() +
-                     ")");
+    throw UsageError("--counts and --tokens apply to the MoE models (" + [] {
+      std::string l;
+      for (const auto& n : moe_model_names()) l += (l.empty() ? "" : ", ") + n;
+      return l;
+    }() + ")");
   try {
     if (!o.model.empty()) {
       const Model* model = find_model(o.model);
@@ -246,11 +243,11 @@ std::vector<std::string> describe_plan(const ReplayInput& in) {
     return lines;
   }
   char compute[160];
-  std::snprintf(compute, sizeof compute, "# Compute: %s: %.1f us of emulated %s compute per step%s",
-                describe(in.compute).c_str(), p.compute_us() / static_cast<double>(in.steps),
-                in.parallel.mode == Parallel::Fsdp || in.moe.model ? "forward and backward"
-                                                                   : "backward",
-                in.steps > 1 ? " on average" : "");
+  std::snprintf(
+      compute, sizeof compute, "# Compute: %s: %.1f us of emulated %s compute per step%s",
+      describe(in.compute).c_str(), p.compute_us() / static_cast<double>(in.steps),
+      in.parallel.mode == Parallel::Fsdp || in.moe.model ? "forward and backward" : "backward",
+      in.steps > 1 ? " on average" : "");
   std::string line = compute;
   if (p.idle_us() > 0)
     line += ", " + std::to_string(static_cast<long>(p.idle_us() / static_cast<double>(in.steps))) +

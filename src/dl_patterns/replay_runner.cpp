@@ -88,7 +88,7 @@ class ReplayRunner final : public Runner {
     lines.push_back(
         "# Step: barrier; each message started non-blocking once ready (allreduce in place, " +
         std::to_string(kMaxInFlight) + " in flight at most, counted from the oldest); " +
-        (in_.moe.model            ? std::string("each exchange waits for the one before; ")
+        (in_.moe.model           ? std::string("each exchange waits for the one before; ")
          : in_.plan.dependencies ? std::string("compute waits for the allgather of its unit; ")
                                  : std::string()) +
         "wait for all at the end. Exposed = Step - Compute; Overlap = 1 - Exposed / Pure Comm.");
@@ -336,9 +336,12 @@ class ReplayRunner final : public Runner {
         if (msg.name.rfind("moe.fwd_dispatch", 0) == 0)
           layers.push_back({{"max_recv_elements", msg.counts->max_recv_total()},
                             {"imbalance", msg.counts->imbalance()}});
-      j["moe"] = {{"layers", m->layers},     {"hidden", m->hidden},
-                  {"experts", m->experts},   {"top_k", m->top_k},
-                  {"tokens", in_.moe.tokens}, {"router", in_.moe.router.str()},
+      j["moe"] = {{"layers", m->layers},
+                  {"hidden", m->hidden},
+                  {"experts", m->experts},
+                  {"top_k", m->top_k},
+                  {"tokens", in_.moe.tokens},
+                  {"router", in_.moe.router.str()},
                   {"expert_placement", "expert e on rank e % nranks"},
                   {"per_layer", layers}};
     }

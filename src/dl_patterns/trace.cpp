@@ -26,7 +26,6 @@ constexpr std::string_view kOpFields[] = {"coll",      "bytes",    "count",     
 constexpr std::string_view kCollChoices =
     "allreduce, bcast, alltoall, allgather, reduce_scatter, reduce, barrier, alltoallv";
 
-
 // Unknown fields are rejected so that a typo ("cout") is not silently ignored.
 template <size_t N>
 void reject_unknown_fields(const json& record, const std::string_view (&known)[N],
@@ -109,9 +108,10 @@ TraceOp parse_op_record(const json& rec, const std::string& where, int world_siz
     read_size(rec, where, op);
   } else {  // no data: a size, if given, must say so
     for (const char* field : {"count", "bytes"})
-      if (rec.contains(field) && !(rec[field].is_number_unsigned() && rec[field].get<uint64_t>() == 0))
-        field_error(where, field, "a barrier moves no data: omit it or give 0 (got " +
-                                      shown(rec[field]) + ")");
+      if (rec.contains(field) &&
+          !(rec[field].is_number_unsigned() && rec[field].get<uint64_t>() == 0))
+        field_error(where, field,
+                    "a barrier moves no data: omit it or give 0 (got " + shown(rec[field]) + ")");
   }
   if (rec.contains("op")) {
     if (!coll_reduces(op.coll))

@@ -5,10 +5,10 @@
 #include <cstdio>
 #include <string>
 
+#include "core/errors.hpp"
 #include "gpu/cuda_check.hpp"
 #include "gpu/pointer_cache.hpp"
 #include "gpu/reduce.hpp"
-#include "core/errors.hpp"
 
 namespace cb::engine {
 namespace {
@@ -56,8 +56,8 @@ bool CudaExecutor::start(Step& s) {
   } else if (s.kind == StepKind::Copy) {
     // cudaMemcpyDefault: unified addressing tells the direction (device, host, peer).
     gpu::cuda_check(cudaMemcpyAsync(s.dst, s.src, s.bytes, cudaMemcpyDefault,
-                               static_cast<cudaStream_t>(stream_)),
-               "cudaMemcpyAsync");
+                                    static_cast<cudaStream_t>(stream_)),
+                    "cudaMemcpyAsync");
   } else {
     throw RuntimeError("CudaExecutor: only Reduce and Copy steps are local work");
   }
@@ -75,7 +75,8 @@ bool CudaExecutor::test(Step& s) {
 }
 
 void CudaExecutor::synchronize() {
-  gpu::cuda_check(cudaStreamSynchronize(static_cast<cudaStream_t>(stream_)), "cudaStreamSynchronize");
+  gpu::cuda_check(cudaStreamSynchronize(static_cast<cudaStream_t>(stream_)),
+                  "cudaStreamSynchronize");
 }
 
 std::unique_ptr<Executor> make_cuda_executor(gpu::StreamHandle stream) {

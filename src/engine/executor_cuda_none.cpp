@@ -1,8 +1,8 @@
 // The device executor in a build without CUDA: it exists, so engine code needs no #if,
 // and asking for it says why it cannot work.
+#include "core/errors.hpp"
 #include "engine/executor_cuda.hpp"
 #include "gpu/device.hpp"
-#include "core/errors.hpp"
 
 namespace cb::engine {
 

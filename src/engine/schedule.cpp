@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cstdlib>
 
-#include "gpu/device.hpp"
 #include "core/errors.hpp"
+#include "gpu/device.hpp"
 
 namespace cb::engine {
 

@@ -13,8 +13,8 @@
 #include <span>
 #include <vector>
 
-#include "engine/group.hpp"
 #include "core/types.hpp"
+#include "engine/group.hpp"
 
 namespace cb::engine {
 
@@ -41,10 +41,10 @@ struct Step {
   // Execution state, owned by whoever started the step.
   bool started = false;  // local work (Reduce, Copy) has been handed to the executor
   bool done = false;     // communication completed
-  int tag = 0;         // set when posted
-  uint64_t token = 0;  // transport-owned state (the MPI transport keeps its request here)
-  uint32_t wire = 0;   // transport-owned: how the message travels
-  size_t moved = 0;    // transport-owned: bytes moved so far
+  int tag = 0;           // set when posted
+  uint64_t token = 0;    // transport-owned state (the MPI transport keeps its request here)
+  uint32_t wire = 0;     // transport-owned: how the message travels
+  size_t moved = 0;      // transport-owned: bytes moved so far
 };
 
 class Schedule {

@@ -170,8 +170,8 @@ const Algorithm* select_algorithm(const std::vector<Rule>& pruned, const CollArg
   const auto runs = [&](const Algorithm* a) {
     return !a->cannot_run || a->cannot_run(args, group).empty();
   };
-  const Buffers kind = group.shm() && group.shm()->is_shared(args.recv.ptr) ? Buffers::Shared
-                                                                          : Buffers::Private;
+  const Buffers kind =
+      group.shm() && group.shm()->is_shared(args.recv.ptr) ? Buffers::Shared : Buffers::Private;
   for (const Rule& r : pruned)
     if ((r.buffers == Buffers::Any || r.buffers == kind) && r.min_bytes <= bytes &&
         bytes <= r.max_bytes && runs(r.algo))

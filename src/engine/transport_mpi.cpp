@@ -2,8 +2,8 @@
 #include <cstring>
 #include <type_traits>
 
-#include "engine/transport_mpi.hpp"
 #include "core/mpi_check.hpp"
+#include "engine/transport_mpi.hpp"
 
 namespace cb::engine {
 namespace {

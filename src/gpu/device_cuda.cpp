@@ -4,10 +4,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/errors.hpp"
 #include "gpu/cuda_check.hpp"
 #include "gpu/device.hpp"
 #include "gpu/pointer_cache.hpp"
-#include "core/errors.hpp"
 
 namespace cb::gpu {
 namespace {

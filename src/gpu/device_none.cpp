@@ -1,8 +1,8 @@
 // The device interface of a build without CUDA: every use says so.
 #include <nlohmann/json.hpp>
 
-#include "gpu/device.hpp"
 #include "core/errors.hpp"
+#include "gpu/device.hpp"
 
 namespace cb::gpu {
 namespace {

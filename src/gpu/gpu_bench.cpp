@@ -16,11 +16,11 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "core/errors.hpp"
 #include "gpu/cuda_check.hpp"
 #include "gpu/device.hpp"
 #include "gpu/reduce.hpp"
 #include "gpu/stream.hpp"
-#include "core/errors.hpp"
 
 namespace cb::gpu {
 namespace {

@@ -1,13 +1,13 @@
 // The CUDA-only parts of cb_gpu in a build without CUDA: streams and kernels exist as
 // declarations, so callers need no #if, and every use says why it cannot work (the same
 // reason device.hpp gives).
+#include "core/errors.hpp"
 #include "gpu/device.hpp"
 #include "gpu/graph.hpp"
 #include "gpu/pointer_cache.hpp"
 #include "gpu/reduce.hpp"
 #include "gpu/stream.hpp"
 #include "gpu/validate.hpp"
-#include "core/errors.hpp"
 
 namespace cb::gpu {
 namespace {

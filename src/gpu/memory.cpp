@@ -4,10 +4,10 @@
 #include <cstring>
 #include <new>
 
+#include "core/errors.hpp"
+#include "core/verify_values.hpp"
 #include "gpu/device.hpp"
 #include "gpu/validate.hpp"
-#include "core/verify_values.hpp"
-#include "core/errors.hpp"
 
 namespace cb {
 namespace {

@@ -7,11 +7,11 @@
 #include <cstdint>
 #include <string>
 
+#include "core/errors.hpp"
+#include "core/verify_values.hpp"
 #include "gpu/cuda_check.hpp"
 #include "gpu/launch.hpp"
 #include "gpu/validate.hpp"
-#include "core/verify_values.hpp"
-#include "core/errors.hpp"
 
 namespace cb::gpu {
 namespace {

@@ -18,10 +18,14 @@ constexpr int kSignals[] = {SIGINT, SIGTERM, SIGHUP};
 
 const char* signal_name(int sig) {
   switch (sig) {
-    case SIGINT: return "SIGINT";
-    case SIGTERM: return "SIGTERM";
-    case SIGHUP: return "SIGHUP";
-    default: return "a signal";
+    case SIGINT:
+      return "SIGINT";
+    case SIGTERM:
+      return "SIGTERM";
+    case SIGHUP:
+      return "SIGHUP";
+    default:
+      return "a signal";
   }
 }
 
@@ -133,8 +137,8 @@ void on_signal(int sig) {
     const Pending& p = slots[c];
     if (!p.partial.empty()) ::unlink(p.partial.c_str());  // a normal write cut short
     const int err = write_document(p, name);
-    at = put(line, at, sizeof line, err ? "; could not mark the JSON document '"
-                                        : "; the JSON document '");
+    at = put(line, at, sizeof line,
+             err ? "; could not mark the JSON document '" : "; the JSON document '");
     at = put(line, at, sizeof line, p.path.c_str());
     if (err) {
       at = put(line, at, sizeof line, "' interrupted (errno ");

@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "backends/control.hpp"
-#include "harness/environment.hpp"
 #include "core/errors.hpp"
+#include "harness/environment.hpp"
 #include "harness/report.hpp"
 #include "harness/sizes.hpp"
 #include "harness/timer.hpp"

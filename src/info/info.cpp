@@ -21,10 +21,10 @@
 #include "engine/settings.hpp"
 #include "engine/shm/cma.hpp"
 
-#include "config.hpp"
 #include "backends/control.hpp"
-#include "harness/environment.hpp"
+#include "config.hpp"
 #include "core/errors.hpp"
+#include "harness/environment.hpp"
 #include "harness/rdma.hpp"
 
 #if CB_HAVE_NCCL
@@ -78,8 +78,7 @@ json engine_info() {
                                 {"ptrace_scope", cb::engine::ptrace_scope_text()}};
   // What the engine will do: the kernel's verdict, unless CB_ENGINE_CMA=0 turns it off.
   try {
-    out["cross_memory_attach"]["used"] =
-        cma_probe.available && cb::engine::engine_settings().cma;
+    out["cross_memory_attach"]["used"] = cma_probe.available && cb::engine::engine_settings().cma;
   } catch (const std::exception& e) {
     out["cross_memory_attach"]["used"] = false;
     out["cross_memory_attach"]["setting_error"] = e.what();

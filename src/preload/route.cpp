@@ -40,8 +40,8 @@ std::string byte_type(MPI_Datatype type, size_t* width) {
 }
 
 bool is_predefined_op(MPI_Op op) {
-  for (MPI_Op p : {MPI_BAND, MPI_BOR, MPI_BXOR, MPI_LAND, MPI_LOR, MPI_LXOR, MPI_MAXLOC,
-                   MPI_MINLOC, MPI_REPLACE, MPI_NO_OP, MPI_OP_NULL})
+  for (MPI_Op p : {MPI_BAND, MPI_BOR, MPI_BXOR, MPI_LAND, MPI_LOR, MPI_LXOR, MPI_MAXLOC, MPI_MINLOC,
+                   MPI_REPLACE, MPI_NO_OP, MPI_OP_NULL})
     if (op == p) return true;
   return false;
 }
@@ -54,8 +54,7 @@ std::optional<Dtype> reduction_dtype(MPI_Datatype t, bool* is_unsigned) {
   if (t == MPI_FLOAT || t == MPI_DOUBLE || t == MPI_REAL || t == MPI_DOUBLE_PRECISION) {
     floating = true;
   } else if (t == MPI_UNSIGNED || t == MPI_UNSIGNED_LONG || t == MPI_UNSIGNED_LONG_LONG ||
-             t == MPI_UINT8_T || t == MPI_UINT32_T || t == MPI_UINT64_T ||
-             t == MPI_UNSIGNED_CHAR) {
+             t == MPI_UINT8_T || t == MPI_UINT32_T || t == MPI_UINT64_T || t == MPI_UNSIGNED_CHAR) {
     *is_unsigned = true;
   } else if (!(t == MPI_INT || t == MPI_LONG || t == MPI_LONG_LONG_INT || t == MPI_LONG_LONG ||
                t == MPI_INT8_T || t == MPI_INT32_T || t == MPI_INT64_T || t == MPI_SIGNED_CHAR ||
@@ -153,8 +152,8 @@ Route bcast(void* buffer, int count, MPI_Datatype type, int root, MPI_Comm comm)
   return r;
 }
 
-Route exchange(Coll coll, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
-               void* recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
+Route exchange(Coll coll, const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+               int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
   Route r;
   int rank = 0, size = 1;
   if (r.reason = comm_reason(comm, &rank, &size); !r.reason.empty()) return r;

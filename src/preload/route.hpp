@@ -34,8 +34,8 @@ Route reduction(Coll coll, const void* sendbuf, void* recvbuf, int count, MPI_Da
                 MPI_Op op, int root, MPI_Comm comm);
 Route bcast(void* buffer, int count, MPI_Datatype type, int root, MPI_Comm comm);
 // MPI_Alltoall and MPI_Allgather.
-Route exchange(Coll coll, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
-               void* recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm);
+Route exchange(Coll coll, const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+               int recvcount, MPI_Datatype recvtype, MPI_Comm comm);
 Route barrier(MPI_Comm comm);
 
 // The collbench element type of a predefined MPI type in a reduction (same size); nullopt

@@ -35,7 +35,8 @@ TEST(Moe, RegistryHoldsThePublishedShapes) {
 TEST(Moe, EveryTokenGoesToTopKExpertsAndRowsAddUp) {
   for (const char* router : {"uniform", "zipf:1.5,3", "random:9"})
     for (int n : {1, 2, 3, 4, 8}) {
-      const std::vector<size_t> c = route_tokens(mixtral(), parse_counts_pattern(router), 5, 1000, n);
+      const std::vector<size_t> c =
+          route_tokens(mixtral(), parse_counts_pattern(router), 5, 1000, n);
       ASSERT_EQ(c.size(), size_t(n * n));
       for (int from = 0; from < n; ++from) {
         size_t row = 0;
@@ -57,8 +58,10 @@ TEST(Moe, SkewLoadsOneRankUniformDoesNot) {
   const int n = 8;  // one expert per rank: the load of a rank is its expert's
   double uniform_worst = 0, zipf_worst = 0;
   for (int layer = 0; layer < 4; ++layer) {
-    const CountMatrix u(route_tokens(mixtral(), parse_counts_pattern("uniform"), layer, 4096, n), n);
-    const CountMatrix z(route_tokens(mixtral(), parse_counts_pattern("zipf:2,1"), layer, 4096, n), n);
+    const CountMatrix u(route_tokens(mixtral(), parse_counts_pattern("uniform"), layer, 4096, n),
+                        n);
+    const CountMatrix z(route_tokens(mixtral(), parse_counts_pattern("zipf:2,1"), layer, 4096, n),
+                        n);
     uniform_worst = std::max(uniform_worst, u.imbalance());
     zipf_worst = std::max(zipf_worst, z.imbalance());
   }

@@ -94,7 +94,7 @@ TEST(ImportParam, MapsCollectivesSizesAndDtypes) {
             (TraceOp{Coll::Allgather, 256, Dtype::Half, Op::Sum, 0, "", 0, 0}));  // sent per rank
   EXPECT_EQ(t.ops[4],
             (TraceOp{Coll::ReduceScatter, 256, Dtype::Double, Op::Sum, 0, "", 0, 0}));  // received
-  EXPECT_EQ(t.ops[5].coll, Coll::Barrier);  // no size
+  EXPECT_EQ(t.ops[5].coll, Coll::Barrier);                                              // no size
   EXPECT_EQ(t.ops[5].count, 0u);
   EXPECT_EQ(t.ops[6], (TraceOp{Coll::Alltoall, 2, Dtype::Char, Op::Sum, 0, "", 0,
                                0}));  // v: mean, rounded down

@@ -170,8 +170,7 @@ class Checker {
 // Allgather and reduce_scatter (block): every count of the matrix (odd and even) in and
 // out of place; every dtype (and for reduce_scatter every op) at an odd and an even count;
 // a block of about 1 MiB per rank, large enough for several ring segments.
-void run_gather_scatter_matrix(Checker& chk, int n, const std::vector<size_t>& counts,
-                               size_t big) {
+void run_gather_scatter_matrix(Checker& chk, int n, const std::vector<size_t>& counts, size_t big) {
   const size_t block = big / 4 + 1;
   for (const std::string& algo : chk.algorithms(Coll::Allgather)) {
     for (Dtype dt : kAllDtypes)

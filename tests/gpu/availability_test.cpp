@@ -4,9 +4,9 @@
 
 #include <string>
 
-#include "gpu/device.hpp"
-#include "engine/executor_cuda.hpp"
 #include "core/errors.hpp"
+#include "engine/executor_cuda.hpp"
+#include "gpu/device.hpp"
 
 namespace cb::gpu {
 namespace {

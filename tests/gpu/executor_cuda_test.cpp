@@ -8,11 +8,11 @@
 #include <numeric>
 #include <vector>
 
+#include "core/errors.hpp"
 #include "engine/reduce_host.hpp"
 #include "gpu/pointer_cache.hpp"
 #include "gpu/stream.hpp"
 #include "gpu_test.hpp"
-#include "core/errors.hpp"
 
 namespace cb::gpu {
 namespace {

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "engine/reduce_host.hpp"
 #include "core/verify.hpp"
+#include "engine/reduce_host.hpp"
 #include "gpu/stream.hpp"
 #include "gpu_test.hpp"
 #include "reduce_reference.hpp"

@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "core/verify.hpp"
 #include "core/types.hpp"
+#include "core/verify.hpp"
 
 namespace cb::gpu::test {
 

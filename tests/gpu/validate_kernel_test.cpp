@@ -8,10 +8,10 @@
 
 #include "core/coll_spec.hpp"
 #include "core/verify.hpp"
-#include "gpu/stream.hpp"
 #include "core/verify_values.hpp"
-#include "gpu_test.hpp"
 #include "gpu/memory.hpp"
+#include "gpu/stream.hpp"
+#include "gpu_test.hpp"
 
 namespace cb::gpu {
 namespace {
@@ -32,15 +32,10 @@ TEST_F(ValidateKernel, FillAndCheckEqualTheHostCollSpec) {
     Coll coll;
     bool in_place;
   };
-  const Layout layouts[] = {{Coll::Allreduce, false},
-                            {Coll::Allreduce, true},
-                            {Coll::Bcast, false},
-                            {Coll::Alltoall, false},
-                            {Coll::Alltoall, true},
-                            {Coll::Allgather, false},
-                            {Coll::Allgather, true},
-                            {Coll::ReduceScatter, false},
-                            {Coll::ReduceScatter, true}};
+  const Layout layouts[] = {
+      {Coll::Allreduce, false}, {Coll::Allreduce, true},      {Coll::Bcast, false},
+      {Coll::Alltoall, false},  {Coll::Alltoall, true},       {Coll::Allgather, false},
+      {Coll::Allgather, true},  {Coll::ReduceScatter, false}, {Coll::ReduceScatter, true}};
   for (const Layout& l : layouts)
     for (Dtype dt : kAllDtypes)
       for (Op op : kAllOps) {

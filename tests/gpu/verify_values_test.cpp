@@ -85,15 +85,10 @@ struct Layout {
 // fill_collective() / check_collective() lay out and judge buffers exactly as the
 // benchmarks' host CollSpec fill() / check() do.
 TEST(VerifyValues, CollectiveFillAndCheckEqualCollSpec) {
-  const Layout layouts[] = {{Coll::Allreduce, false},
-                            {Coll::Allreduce, true},
-                            {Coll::Bcast, false},
-                            {Coll::Alltoall, false},
-                            {Coll::Alltoall, true},
-                            {Coll::Allgather, false},
-                            {Coll::Allgather, true},
-                            {Coll::ReduceScatter, false},
-                            {Coll::ReduceScatter, true}};
+  const Layout layouts[] = {
+      {Coll::Allreduce, false}, {Coll::Allreduce, true},      {Coll::Bcast, false},
+      {Coll::Alltoall, false},  {Coll::Alltoall, true},       {Coll::Allgather, false},
+      {Coll::Allgather, true},  {Coll::ReduceScatter, false}, {Coll::ReduceScatter, true}};
   for (const Layout& l : layouts)
     for (Dtype dt : kAllDtypes)
       for (Op op : kAllOps) {
@@ -113,9 +108,8 @@ TEST(VerifyValues, CollectiveFillAndCheckEqualCollSpec) {
               const size_t width = dtype_size(dt);
               const size_t send_bytes = spec.send_elements_of(a, nranks) * width;
               const size_t recv_bytes = spec.recv_elements_of(a, nranks) * width;
-              ASSERT_EQ(std::max(values::elements(d), values::input_is_recv(d)
-                                                          ? values::input_elements(d)
-                                                          : 0) *
+              ASSERT_EQ(std::max(values::elements(d),
+                                 values::input_is_recv(d) ? values::input_elements(d) : 0) *
                             width,
                         recv_bytes);
               ASSERT_EQ(values::input_is_recv(d) ? 0 : values::input_elements(d) * width,

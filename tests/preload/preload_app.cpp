@@ -51,13 +51,36 @@ void expect(const char* fn, const char* reason) {
 
 template <typename T>
 MPI_Datatype mpi_type();
-template <> MPI_Datatype mpi_type<int>() { return MPI_INT; }
-template <> MPI_Datatype mpi_type<float>() { return MPI_FLOAT; }
-template <> MPI_Datatype mpi_type<double>() { return MPI_DOUBLE; }
-template <> MPI_Datatype mpi_type<long long>() { return MPI_LONG_LONG; }
-template <> MPI_Datatype mpi_type<signed char>() { return MPI_SIGNED_CHAR; }
-template <> MPI_Datatype mpi_type<unsigned>() { return MPI_UNSIGNED; }
-template <> MPI_Datatype mpi_type<short>() { return MPI_SHORT; }
+// clang-format off: one line per type reads as the table it is
+template <>
+MPI_Datatype mpi_type<int>() {
+  return MPI_INT;
+}
+template <>
+MPI_Datatype mpi_type<float>() {
+  return MPI_FLOAT;
+}
+template <>
+MPI_Datatype mpi_type<double>() {
+  return MPI_DOUBLE;
+}
+template <>
+MPI_Datatype mpi_type<long long>() {
+  return MPI_LONG_LONG;
+}
+template <>
+MPI_Datatype mpi_type<signed char>() {
+  return MPI_SIGNED_CHAR;
+}
+template <>
+MPI_Datatype mpi_type<unsigned>() {
+  return MPI_UNSIGNED;
+}
+template <>
+MPI_Datatype mpi_type<short>() {
+  return MPI_SHORT;
+}
+// clang-format on
 
 // Rank r's input element i: small integers, exact in every type and under every op.
 template <typename T>
@@ -71,10 +94,14 @@ T combine(MPI_Op op, int nranks, size_t i, const std::vector<int>& ranks_of) {
   T acc = value<T>(0, i);
   for (int r = 1; r < nranks; ++r) {
     const T v = value<T>(r, i);
-    if (op == MPI_SUM) acc = static_cast<T>(acc + v);
-    else if (op == MPI_PROD) acc = static_cast<T>(acc * v);
-    else if (op == MPI_MAX) acc = v > acc ? v : acc;
-    else acc = v < acc ? v : acc;
+    if (op == MPI_SUM)
+      acc = static_cast<T>(acc + v);
+    else if (op == MPI_PROD)
+      acc = static_cast<T>(acc * v);
+    else if (op == MPI_MAX)
+      acc = v > acc ? v : acc;
+    else
+      acc = v < acc ? v : acc;
   }
   return acc;
 }
@@ -127,7 +154,8 @@ void allreduce(const Comm& c, MPI_Op op, size_t count, bool in_place, bool nb, i
   }
   for (size_t i = 0; i < count; ++i) {
     const T want = combine<T>(op, c.size, i, {});
-    if (out[i] != want) fail(nb ? "iallreduce" : "allreduce", op_name(op), i, double(out[i]), double(want));
+    if (out[i] != want)
+      fail(nb ? "iallreduce" : "allreduce", op_name(op), i, double(out[i]), double(want));
   }
 }
 
@@ -156,7 +184,8 @@ void reduce(const Comm& c, MPI_Op op, size_t count, int root, bool in_place, boo
       const T want = combine<T>(op, c.size, i, {});
       if (out[i] != want) fail("reduce", op_name(op), i, double(out[i]), double(want));
     }
-    if (in[i] != value<T>(c.rank, i)) fail("reduce: input changed", op_name(op), i, double(in[i]), 0);
+    if (in[i] != value<T>(c.rank, i))
+      fail("reduce: input changed", op_name(op), i, double(in[i]), 0);
   }
 }
 
@@ -225,7 +254,8 @@ void bcast(const Comm& c, MPI_Datatype type, size_t count, int root, bool nb) {
     expect("MPI_Bcast", nullptr);
   }
   for (size_t i = 0; i < bytes; ++i)
-    if (buf[i] != byte_at(root, i)) fail(nb ? "ibcast" : "bcast", c.name, i, buf[i], byte_at(root, i));
+    if (buf[i] != byte_at(root, i))
+      fail(nb ? "ibcast" : "bcast", c.name, i, buf[i], byte_at(root, i));
 }
 
 // Alltoall: rank r's block for peer p is byte_at(r * 64 + p, i); allgather: byte_at(r, i).
@@ -235,7 +265,8 @@ void alltoall(const Comm& c, MPI_Datatype type, size_t count, bool in_place, boo
   const size_t block = count * static_cast<size_t>(width), n = static_cast<size_t>(c.size);
   std::vector<unsigned char> in(n * block), out(n * block, 0xee);
   for (size_t p = 0; p < n; ++p)
-    for (size_t i = 0; i < block; ++i) in[p * block + i] = byte_at(c.rank * 64 + static_cast<int>(p), i);
+    for (size_t i = 0; i < block; ++i)
+      in[p * block + i] = byte_at(c.rank * 64 + static_cast<int>(p), i);
   if (in_place) out = in;
   const void* send = in_place ? MPI_IN_PLACE : in.data();
   const int k = static_cast<int>(count);
@@ -251,7 +282,8 @@ void alltoall(const Comm& c, MPI_Datatype type, size_t count, bool in_place, boo
   for (size_t p = 0; p < n; ++p)
     for (size_t i = 0; i < block; ++i) {
       const unsigned char want = byte_at(static_cast<int>(p) * 64 + c.rank, i);
-      if (out[p * block + i] != want) fail("alltoall", c.name, p * block + i, out[p * block + i], want);
+      if (out[p * block + i] != want)
+        fail("alltoall", c.name, p * block + i, out[p * block + i], want);
     }
 }
 
@@ -276,7 +308,8 @@ void allgather(const Comm& c, MPI_Datatype type, size_t count, bool in_place, bo
   for (size_t p = 0; p < n; ++p)
     for (size_t i = 0; i < block; ++i)
       if (out[p * block + i] != byte_at(static_cast<int>(p), i))
-        fail("allgather", c.name, p * block + i, out[p * block + i], byte_at(static_cast<int>(p), i));
+        fail("allgather", c.name, p * block + i, out[p * block + i],
+             byte_at(static_cast<int>(p), i));
 }
 
 void data_movement(const Comm& c) {
@@ -322,18 +355,21 @@ void passed_through(const Comm& c) {
   MPI_Op_create(int_sum, 1, &user_int);
   const int count = 100;
   std::vector<int> in(2 * count), out(2 * count, -1);
-  for (int i = 0; i < 2 * count; ++i) in[static_cast<size_t>(i)] = value<int>(c.rank, static_cast<size_t>(i));
+  for (int i = 0; i < 2 * count; ++i)
+    in[static_cast<size_t>(i)] = value<int>(c.rank, static_cast<size_t>(i));
 
   // A derived datatype (and a user op): MPI's.
   MPI_Allreduce(in.data(), out.data(), count, pair, user, c.comm);
   expect("MPI_Allreduce", "derived datatype");
   for (size_t i = 0; i < out.size(); ++i)
-    if (out[i] != combine<int>(MPI_SUM, c.size, i, {})) fail("allreduce pair", c.name, i, out[i], 0);
+    if (out[i] != combine<int>(MPI_SUM, c.size, i, {}))
+      fail("allreduce pair", c.name, i, out[i], 0);
   // A user op on a predefined type, blocking and not.
   MPI_Allreduce(in.data(), out.data(), 2 * count, MPI_INT, user_int, c.comm);
   expect("MPI_Allreduce", "user op");
   for (size_t i = 0; i < out.size(); ++i)
-    if (out[i] != combine<int>(MPI_SUM, c.size, i, {})) fail("allreduce user op", c.name, i, out[i], 0);
+    if (out[i] != combine<int>(MPI_SUM, c.size, i, {}))
+      fail("allreduce user op", c.name, i, out[i], 0);
   MPI_Request req;
   std::vector<int> out2(2 * count, -1);
   MPI_Iallreduce(in.data(), out2.data(), count, pair, user, c.comm, &req);
@@ -371,7 +407,8 @@ void overlapped(const Comm& c) {
   std::vector<int> a_in(static_cast<size_t>(c.size) * 1000), a_out(a_in.size(), -1);
   for (size_t i = 0; i < a_in.size(); ++i) a_in[i] = c.rank * 100000 + static_cast<int>(i);
   MPI_Request reqs[3];
-  MPI_Iallreduce(in.data(), out.data(), static_cast<int>(count), MPI_DOUBLE, MPI_SUM, c.comm, &reqs[0]);
+  MPI_Iallreduce(in.data(), out.data(), static_cast<int>(count), MPI_DOUBLE, MPI_SUM, c.comm,
+                 &reqs[0]);
   MPI_Ibcast(b.data(), static_cast<int>(b.size()), MPI_BYTE, 0, c.comm, &reqs[1]);
   MPI_Ialltoall(a_in.data(), 1000, MPI_INT, a_out.data(), 1000, MPI_INT, c.comm, &reqs[2]);
   expect("MPI_Iallreduce", nullptr);
@@ -402,7 +439,7 @@ void run_all(const Comm& c) {
   reductions<double>(c);
   reductions<long long>(c);
   reductions<signed char>(c);
-  reductions<unsigned>(c);  // max and min pass through
+  reductions<unsigned>(c);                            // max and min pass through
   allreduce<short>(c, MPI_SUM, 10, false, false, 0);  // passes through
   data_movement(c);
   passed_through(c);

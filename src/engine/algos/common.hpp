@@ -1,8 +1,8 @@
 // Small pieces every algorithm uses.
 #pragma once
 
-#include "engine/schedule.hpp"
 #include "core/args.hpp"
+#include "engine/schedule.hpp"
 
 namespace cb::engine {
 
