@@ -11,6 +11,7 @@ PACKAGES=(
   libgtest-dev libbenchmark-dev
   python3 python3-matplotlib python3-jsonschema  # jsonschema: tests/integration/test_schemas.py
   clang-14 libclang-rt-14-dev llvm-14  # libFuzzer, sanitizer runtimes, symbolizer (fuzz.sh)
+  clang-format-14  # tests/layering/check_format.sh: sources as .clang-format says
 )
 
 missing=()
