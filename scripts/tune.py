@@ -74,34 +74,23 @@ def launcher(ranks, mpirun):
     return p.stdout.decode().split("\0")[:-1]
 
 
-def measure(build, coll, ranks, sizes, iterations, out, mpirun, shm, extra, backend="engine"):
+def measure(build, coll, ranks, sizes, iterations, out, mpirun, shm, extra, backend="engine",
+            env_extra=None):
+    """One run; `env_extra` adds variables (LD_PRELOAD and CB_<COLL>_ALGO under the preload)."""
     cmd = launcher(ranks, mpirun) + [
         os.path.join(build, f"cb_{coll}"), "--backend", backend, "-J", out] + (
         ["--algo", "all"] if backend == "engine" else []) + (
         ["-m", sizes] if sizes else []) + extra
     if iterations:
         cmd += ["-i", str(iterations), "-x", str(max(1, iterations // 10))]
-    env = dict(os.environ, CB_ENGINE_SHM="1" if shm else "0")
-    print(f"tune.py: CB_ENGINE_SHM={env['CB_ENGINE_SHM']}", " ".join(cmd), flush=True)
-    if subprocess.run(cmd, stdout=subprocess.DEVNULL, env=env).returncode != 0:
+    added = dict(CB_ENGINE_SHM="1" if shm else "0", **(env_extra or {}))
+    print("tune.py:", " ".join(f"{k}={v}" for k, v in added.items()), " ".join(cmd), flush=True)
+    if subprocess.run(cmd, stdout=subprocess.DEVNULL, env=dict(os.environ, **added)).returncode:
         fail(f"{' '.join(cmd)} failed")
 
 
 def algo_variable(coll):
     return f"CB_{coll.upper()}_ALGO"
-
-
-def measure_preloaded(build, coll, ranks, sizes, iterations, out, mpirun, lib, algo):
-    """cb_<coll> --backend mpi under LD_PRELOAD=lib with the engine's algorithm forced."""
-    cmd = launcher(ranks, mpirun) + [
-        os.path.join(build, f"cb_{coll}"), "--backend", "mpi", "-J", out] + (
-        ["-m", sizes] if sizes else [])
-    if iterations:
-        cmd += ["-i", str(iterations), "-x", str(max(1, iterations // 10))]
-    env = dict(os.environ, CB_ENGINE_SHM="1", LD_PRELOAD=lib, **{algo_variable(coll): algo})
-    print(f"tune.py: LD_PRELOAD={lib} {algo_variable(coll)}={algo}", " ".join(cmd), flush=True)
-    if subprocess.run(cmd, stdout=subprocess.DEVNULL, env=env).returncode != 0:
-        fail(f"{' '.join(cmd)} under the preload failed")
 
 
 def under_preload(doc, preloaded):
@@ -318,27 +307,25 @@ def main():
         for tier, (shm, extra) in TIERS.items():
             if tier not in measured_tiers:
                 continue
-            paths = []
             for coll, sizes in COLLS.items():
                 if tier == "plain" and sizes is None:
                     continue  # barrier: no buffers
-                paths.append(os.path.join(a.workdir, f"{coll}.engine.{tier}.all.json"))
-                measure(a.build, coll, a.ranks, sizes, a.iterations, paths[-1], a.mpirun, shm,
-                        extra)
+                run = os.path.join(a.workdir, f"{coll}.engine.{tier}.all.json")
+                measure(a.build, coll, a.ranks, sizes, a.iterations, run, a.mpirun, shm, extra)
+                read([run], tier)
                 if tier == "plain" and lib and coll in PRELOADED:  # as a program sees it
-                    read([paths[-1]], tier)
                     for algo in sorted({r["algo"] for r in tiers[tier][coll]["results"]
                                         if r.get("algo")}):
                         run = os.path.join(a.workdir, f"{coll}.preloaded.{algo}.json")
-                        measure_preloaded(a.build, coll, a.ranks, sizes, a.iterations, run,
-                                          a.mpirun, lib, algo)
+                        measure(a.build, coll, a.ranks, sizes, a.iterations, run, a.mpirun, shm,
+                                [], backend="mpi",
+                                env_extra={"LD_PRELOAD": lib, algo_variable(coll): algo})
                         read([run], "preloaded")
                 elif tier == "plain":  # the library itself, on the program's own buffers
                     run = os.path.join(a.workdir, f"{coll}.mpi.plain.json")
                     measure(a.build, coll, a.ranks, sizes, a.iterations, run, a.mpirun, shm,
                             [], backend="mpi")
                     read([run], "library")
-            read(paths, tier)
 
     old = previous_table(a.out)
     rules, measured = [], {}

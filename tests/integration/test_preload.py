@@ -19,13 +19,17 @@ TUNING = os.path.join(os.path.dirname(__file__), "..", "..", "src", "engine", "t
                       "default.json")
 
 
-def engine_only(env):
-    """{"CB_TUNING_FILE": ...}: the default table without its "mpi" rules (sizes it hands to
-    the MPI library), so that the cases below see the engine take every call it can run."""
+def tuning(env, to_library=()):
+    """{"CB_TUNING_FILE": ...}: the default table without its own "mpi" rules (the sizes it
+    hands to the MPI library, whatever the table measured here has), so that the cases see
+    the engine take every call it can run; with `to_library`, rules first that hand every
+    size of those collectives on private buffers to the library, as tune.py writes where
+    MPICH wins."""
     with open(TUNING) as f:
         table = json.load(f)
-    table["rules"] = [r for r in table["rules"] if r.get("algo") != "mpi"]
-    path = env.path("engine_only_tuning.json")
+    table["rules"] = [{"coll": c, "mem": "host", "algo": "mpi", "buffers": "private"}
+                      for c in to_library] + [r for r in table["rules"] if r.get("algo") != "mpi"]
+    path = env.path("tuning.json")
     with open(path, "w") as f:
         json.dump(table, f)
     return {"CB_TUNING_FILE": path}
@@ -61,7 +65,7 @@ def run_app(env, np, extra_env, timeout=120):
 
 
 def app_matches(env, np, extra_env=None):
-    expected, got, p = run_app(env, np, {**engine_only(env), **(extra_env or {})})
+    expected, got, p = run_app(env, np, {**tuning(env), **(extra_env or {})})
     check(len(expected) == 14 * np, f"{len(expected)} expectation lines:\n{p.stdout[-2000:]}")
     missing = sorted(set(expected) - set(got))
     extra = sorted(set(got) - set(expected))
@@ -82,26 +86,12 @@ def preload_app_three_ranks_yield(env):
     app_matches(env, 3, {"CB_PRELOAD_WAIT": "yield"})
 
 
-def tuned_to_library(env, colls):
-    """{"CB_TUNING_FILE": ...}: the default table without its own "mpi" rules, and with
-    rules first that hand every size of `colls` on private buffers to the MPI library, as
-    tune.py writes where MPICH wins (whatever the table measured here has)."""
-    with open(TUNING) as f:
-        table = json.load(f)
-    table["rules"] = [{"coll": c, "mem": "host", "algo": "mpi", "buffers": "private"}
-                      for c in colls] + [r for r in table["rules"] if r.get("algo") != "mpi"]
-    path = env.path("tuned_to_library.json")
-    with open(path, "w") as f:
-        json.dump(table, f)
-    return {"CB_TUNING_FILE": path}
-
-
 @case
 def preload_tuned_to_library(env):
     """Sizes the table hands to the MPI library ("mpi") pass through, remembered per
     signature, still with every element right; every call is counted once."""
     colls = {"bcast": "MPI_Bcast", "alltoall": "MPI_Alltoall", "allgather": "MPI_Allgather"}
-    expected, got, p = run_app(env, 2, tuned_to_library(env, colls))
+    expected, got, p = run_app(env, 2, tuning(env, colls))
     tuned_lines = [l for l in got if "tuned to the MPI library" in l]
     for coll, fn in colls.items():
         check(any(f"{fn}:" in l or f"MPI_I{coll}:" in l for l in tuned_lines),
@@ -159,7 +149,7 @@ def preload_mpich_coll_subset(env):
     out = os.path.join(env.bindir, "tests", "mpich-coll-tests")
     regex = "^(" + "|".join(MPICH_SUBSET) + ")$"
     run_env = dict(os.environ, MAXNP="2", T="60", CB_PRELOAD_LIB=lib, MPICH_TESTS=MPICH_TESTS,
-                   MPIEXEC=env.mpirun, **engine_only(env))
+                   MPIEXEC=env.mpirun, **tuning(env))
     try:
         p = subprocess.run(["bash", script, out, regex], env=run_env, capture_output=True,
                            text=True, timeout=240)

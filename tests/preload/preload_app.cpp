@@ -51,35 +51,15 @@ void expect(const char* fn, const char* reason) {
 
 template <typename T>
 MPI_Datatype mpi_type();
-// clang-format off: one line per type reads as the table it is
-template <>
-MPI_Datatype mpi_type<int>() {
-  return MPI_INT;
-}
-template <>
-MPI_Datatype mpi_type<float>() {
-  return MPI_FLOAT;
-}
-template <>
-MPI_Datatype mpi_type<double>() {
-  return MPI_DOUBLE;
-}
-template <>
-MPI_Datatype mpi_type<long long>() {
-  return MPI_LONG_LONG;
-}
-template <>
-MPI_Datatype mpi_type<signed char>() {
-  return MPI_SIGNED_CHAR;
-}
-template <>
-MPI_Datatype mpi_type<unsigned>() {
-  return MPI_UNSIGNED;
-}
-template <>
-MPI_Datatype mpi_type<short>() {
-  return MPI_SHORT;
-}
+// One line per type: the table it is.
+// clang-format off
+template <> MPI_Datatype mpi_type<int>() { return MPI_INT; }
+template <> MPI_Datatype mpi_type<float>() { return MPI_FLOAT; }
+template <> MPI_Datatype mpi_type<double>() { return MPI_DOUBLE; }
+template <> MPI_Datatype mpi_type<long long>() { return MPI_LONG_LONG; }
+template <> MPI_Datatype mpi_type<signed char>() { return MPI_SIGNED_CHAR; }
+template <> MPI_Datatype mpi_type<unsigned>() { return MPI_UNSIGNED; }
+template <> MPI_Datatype mpi_type<short>() { return MPI_SHORT; }
 // clang-format on
 
 // Rank r's input element i: small integers, exact in every type and under every op.

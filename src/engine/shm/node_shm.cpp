@@ -162,7 +162,8 @@ NodeShm::NodeShm(MPI_Comm node, std::vector<int> members, size_t heap_bytes, siz
   for (int s = 0; s < n; ++s)
     new (base + channels + static_cast<size_t>(s) * sizeof(Channel)) Channel{};
   h->magic = kMagic;
-  prefault(base, heap_offset_);  // the channels and staging; the heap is faulted per buffer
+  prefault(base + staging, staging_bytes_);  // the channels were written just above; the
+                                             // heap is faulted per buffer
 
   // Everyone maps everyone's segment, then every segment is unlinked.
   std::vector<char> names(static_cast<size_t>(n) * sizeof name);
