@@ -4,12 +4,13 @@
 #include <map>
 
 #include "core/mpi_check.hpp"
+#include "engine/execution.hpp"
 #include "engine/settings.hpp"
 #include "engine/staging_transport.hpp"
 
 namespace cb::engine {
 
-Comm::Comm(MPI_Comm parent, WaitMode wait) : wait_(wait) {
+Comm::Comm(MPI_Comm parent, WaitMode wait, size_t shm_heap_bytes) : wait_(wait) {
   // Bad CB_* values are reported here, when the engine is created (UsageError on every
   // rank alike), rather than in the middle of a collective.
   const EngineSettings& settings = engine_settings();
@@ -51,7 +52,9 @@ Comm::Comm(MPI_Comm parent, WaitMode wait) : wait_(wait) {
   MPI_Comm node;
   CB_MPI(MPI_Comm_split(comm_, node_of(rank_), rank_, &node));
   try {
-    shm_ = std::make_unique<NodeShm>(node, node_members(node_of(rank_)), settings.shm_heap_bytes,
+    const size_t heap =
+        shm_heap_bytes == kHeapFromSettings ? settings.shm_heap_bytes : shm_heap_bytes;
+    shm_ = std::make_unique<NodeShm>(node, node_members(node_of(rank_)), heap,
                                      settings.shm_staging_bytes, settings.cma);
     shm_transport_ = std::make_unique<ShmTransport>(*shm_);
     shm_status_ = "on";
@@ -99,6 +102,32 @@ Transport& Comm::staging() {
 
 int Comm::next_tag() {
   return kFirstCollTag + static_cast<int>(seq_++ % kCollTagSpan);
+}
+
+void Comm::enlist(uint64_t op, Execution* e) {
+  std::lock_guard lock(live_mu_);
+  live_[op] = e;
+}
+
+void Comm::retire(uint64_t op) {
+  std::lock_guard lock(live_mu_);
+  live_.erase(op);
+}
+
+bool Comm::admit(uint64_t op) {
+  std::lock_guard lock(live_mu_);
+  const auto open = [&] { return live_.empty() || live_.begin()->first + kOpWindow > op; };
+  if (open()) return true;
+  std::vector<uint64_t> older;
+  for (auto it = live_.begin(); it != live_.end() && it->first + kOpWindow <= op; ++it)
+    older.push_back(it->first);
+  // Oldest first, each strictly older than `op`, so this never comes back to its caller.
+  // The lock is held throughout, so none is destroyed meanwhile (its destructor retires
+  // it first); one retired by an earlier one's progress is skipped, and one that another
+  // thread is advancing right now is left to it.
+  for (uint64_t o : older)
+    if (const auto it = live_.find(o); it != live_.end()) it->second->advance_if_idle();
+  return open();
 }
 
 }  // namespace cb::engine

@@ -8,7 +8,10 @@
 
 #include <mpi.h>
 
+#include <cstdint>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -20,9 +23,15 @@
 
 namespace cb::engine {
 
+class Execution;
+
 class Comm {
  public:
-  Comm(MPI_Comm parent, WaitMode wait);  // collective over parent
+  // Collective over parent. `shm_heap_bytes`: the shared heap per rank in NodeShm (0:
+  // none, for callers whose buffers are their own, like the preload; the default takes
+  // CB_SHM_HEAP_BYTES, for --backend engine's --alloc backend).
+  static constexpr size_t kHeapFromSettings = SIZE_MAX;
+  Comm(MPI_Comm parent, WaitMode wait, size_t shm_heap_bytes = kHeapFromSettings);
   ~Comm();
   Comm(const Comm&) = delete;
   Comm& operator=(const Comm&) = delete;
@@ -52,6 +61,20 @@ class Comm {
   int next_tag();
   uint64_t operations() const { return seq_; }  // identifies the operation of the last tag
 
+  // The window of operations in flight: operation k + kOpWindow starts only once every
+  // operation up to k has completed on this rank. The shared-memory state of an operation
+  // (its slots and staging region in NodeShm) is reused kOpWindow operations later, and a
+  // rank completes an operation only when no peer reads its part of that state any more,
+  // so a queued operation waits instead of overwriting what a peer still reads. An
+  // application may have any number pending: the later ones start as the earlier finish.
+  static constexpr uint64_t kOpWindow = kStagingRegions;
+  void enlist(uint64_t op, Execution* e);  // e runs operation op (Execution's constructor)
+  void retire(uint64_t op);                // it completed, or was abandoned
+  // Whether operation `op` may start now. While it may not, advances the older operations
+  // in its way once each (those no other thread is advancing at this moment): a caller
+  // that waits only for `op` still moves what `op` waits for.
+  bool admit(uint64_t op);
+
   static constexpr int kFirstCollTag = 1024;  // below: point-to-point benchmark tags
   static constexpr int kCollTagSpan = 16384;
 
@@ -68,6 +91,10 @@ class Comm {
   Transport& staging();
   uint64_t seq_ = 0;
   TuningParameters tuning_;
+  // Shared by the progress thread and the caller; recursive: advancing an older operation
+  // may admit or retire others.
+  std::recursive_mutex live_mu_;
+  std::map<uint64_t, Execution*> live_;  // operations enlisted and not retired, by number
 };
 
 }  // namespace cb::engine

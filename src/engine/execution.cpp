@@ -2,7 +2,36 @@
 
 namespace cb::engine {
 
+Execution::Execution(Schedule& schedule, Comm& comm, Executor& executor, int tag)
+    : sched_(schedule), comm_(comm), exec_(executor), tag_(tag) {
+  comm_.enlist(sched_.op(), this);
+}
+
+Execution::~Execution() {
+  if (!retired_) comm_.retire(sched_.op());  // abandoned (an error): out of the window
+}
+
+void Execution::advance_if_idle() {
+  std::unique_lock lock(mu_, std::try_to_lock);
+  if (lock.owns_lock()) advance();
+}
+
 bool Execution::test() {
+  std::lock_guard lock(mu_);
+  return advance();
+}
+
+bool Execution::advance() {
+  if (!admitted_ && !(admitted_ = comm_.admit(sched_.op()))) return false;
+  if (!run_rounds()) return false;
+  if (!retired_) {
+    retired_ = true;
+    comm_.retire(sched_.op());
+  }
+  return true;
+}
+
+bool Execution::run_rounds() {
   while (round_ < sched_.rounds()) {
     const auto steps = sched_.round(round_);
     // Start the round's steps in order; local work must finish before the next step.

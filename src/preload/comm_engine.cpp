@@ -5,9 +5,13 @@
 
 #include <atomic>
 #include <cctype>
+#include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
+#include <mutex>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -130,6 +134,9 @@ class NbOp {
     }
   }
   WaitMode wait_mode() const { return eng_->comm_.wait_mode(); }
+  // Whether advancing it never calls MPI: every peer on this node, reached through shared
+  // memory (the preload never runs the engine's "mpi" algorithm as an operation).
+  bool mpi_free() const { return eng_->comm_.node_count() == 1 && eng_->comm_.shm(); }
 
   MPI_Request greq = MPI_REQUEST_NULL;
   bool done = false;
@@ -147,6 +154,7 @@ std::vector<NbOp*>& in_flight() {
   static std::vector<NbOp*> ops;
   return ops;
 }
+std::atomic<size_t> g_in_flight{0};  // in_flight().size(), read without the engine mutex
 bool g_progressing = false;
 
 int query_fn(void*, MPI_Status* status) {
@@ -190,11 +198,15 @@ int wait_fn(int count, void** states, double, MPI_Status*) {
   return MPI_SUCCESS;
 }
 
-// The attribute: the engine of one communicator, and the registry of every live one.
+// The attribute: the engine of one communicator (or why it could not be created), and the
+// registry of every live one.
 struct Holder {
   std::shared_ptr<CommEngine> engine;
+  std::string error;  // the creation failed (engine null): reported at each routed call
 };
 int g_keyval = MPI_KEYVAL_INVALID;
+std::once_flag g_keyval_once;
+std::mutex g_registry_mu;  // registry(): creation runs without the engine mutex
 std::map<MPI_Comm, Holder*>& registry() {
   static std::map<MPI_Comm, Holder*> r;
   return r;
@@ -205,12 +217,31 @@ std::atomic<uint64_t> g_generation{1};
 int delete_fn(MPI_Comm comm, int, void* value, void*) {
   Guard g;
   g_generation.fetch_add(1, std::memory_order_relaxed);
-  registry().erase(comm);
+  {
+    std::lock_guard lock(g_registry_mu);
+    registry().erase(comm);
+  }
   try {
     delete static_cast<Holder*>(value);  // the engine goes with its last operation
   } catch (...) {
   }
   return MPI_SUCCESS;
+}
+
+int keyval() {
+  std::call_once(g_keyval_once, [] {
+    Inside in;
+    PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_fn, &g_keyval, nullptr);
+  });
+  return g_keyval;
+}
+
+Holder* holder_of(MPI_Comm comm) {
+  if (comm == MPI_COMM_NULL || keyval() == MPI_KEYVAL_INVALID) return nullptr;
+  void* value = nullptr;
+  int flag = 0;
+  if (PMPI_Comm_get_attr(comm, g_keyval, &value, &flag) != MPI_SUCCESS || !flag) return nullptr;
+  return static_cast<Holder*>(value);
 }
 
 }  // namespace
@@ -250,6 +281,7 @@ bool progress_all() {
     NbOp* op = ops[i];
     if (op->advance()) {
       ops.erase(ops.begin() + static_cast<std::ptrdiff_t>(i));
+      g_in_flight.store(ops.size(), std::memory_order_relaxed);
       op->done = true;
       PMPI_Grequest_complete(op->greq);  // may free op (a freed request): not used after
     } else {
@@ -261,8 +293,75 @@ bool progress_all() {
 }
 
 size_t operations_in_flight() {
-  Guard g;
-  return in_flight().size();
+  return g_in_flight.load(std::memory_order_relaxed);
+}
+
+// The background helper of BlockedProgress: while a thread of this process is blocked in
+// an MPI call, it advances the operations whose progress needs no MPI call (mpi_free), so
+// that a peer waiting for one of them is not stuck behind our blocking call. It calls no
+// MPI function, so it is legal at any thread level; it completes nothing (completing the
+// generalized request is an MPI call): the next progress_all() in the application's
+// thread finds those operations finished.
+namespace {
+class Helper {
+ public:
+  static Helper& get() {
+    static Helper* h = new Helper;  // never destroyed: the thread may outlive main's statics
+    return *h;
+  }
+  void begin() {
+    std::lock_guard lock(mu_);
+    if (!started_) {
+      started_ = true;
+      std::thread([this] { loop(); }).detach();
+    }
+    ++blocked_;
+    cv_.notify_one();
+  }
+  void end() {
+    std::lock_guard lock(mu_);
+    --blocked_;
+  }
+
+ private:
+  void loop() {
+    for (;;) {
+      {
+        std::unique_lock lock(mu_);
+        cv_.wait(lock, [&] { return blocked_ > 0; });
+      }
+      bool any = false;
+      {
+        Guard g;
+        for (NbOp* op : in_flight())
+          if (op->mpi_free() && !op->done) {
+            any = true;
+            op->advance();
+          }
+      }
+      if (!any) {  // nothing it may advance: sleep until the next blocking call
+        std::unique_lock lock(mu_);
+        cv_.wait_for(lock, std::chrono::milliseconds(1));
+      } else {
+        sched_yield();
+      }
+    }
+  }
+  std::mutex mu_;
+  std::condition_variable cv_;
+  int blocked_ = 0;
+  bool started_ = false;
+};
+}  // namespace
+
+BlockedProgress::BlockedProgress() {
+  if (inside_engine() || operations_in_flight() == 0) return;
+  Helper::get().begin();
+  active_ = true;
+}
+
+BlockedProgress::~BlockedProgress() {
+  if (active_) Helper::get().end();
 }
 
 CommEngine::CommEngine(MPI_Comm comm)
@@ -275,6 +374,16 @@ CommEngine::CommEngine(MPI_Comm comm)
 }
 
 const engine::Algorithm* CommEngine::choose(const CollArgs& a, std::string* why) const {
+  // Every rank must choose alike, from arguments equal on all ranks. A reduce's in_place is
+  // not one: MPI_IN_PLACE is the root's choice alone, and route.cpp marks every non-root
+  // in place (its input read from sendbuf). The choice is made as if all were in place (the
+  // MPI library's refusal of in-place reduce at some roots, mpi_collective_refuses, then
+  // applies to every rank); the operation itself runs with the real arguments.
+  if (a.coll == Coll::Reduce && !a.in_place) {
+    CollArgs as_in_place = a;
+    as_in_place.in_place = true;
+    return engine::choose_algorithm(pruned_.at(a.coll), env_algo(a.coll), as_in_place, world_, why);
+  }
   return engine::choose_algorithm(pruned_.at(a.coll), env_algo(a.coll), a, world_, why);
 }
 
@@ -320,38 +429,43 @@ void CommEngine::start(const CollArgs& a, const char* function, MPI_Request* req
   NbOp* raw = op.release();  // MPI owns it now (free_fn)
   raw->greq = *request;
   in_flight().push_back(raw);
+  g_in_flight.store(in_flight().size(), std::memory_order_relaxed);
   progress_all();  // the first round at once (small operations may finish here)
 }
 
-std::shared_ptr<CommEngine> engine_of(MPI_Comm comm) {
-  Guard g;
-  if (g_keyval == MPI_KEYVAL_INVALID)
-    CB_MPI(PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_fn, &g_keyval, nullptr));
-  void* value = nullptr;
-  int flag = 0;
-  CB_MPI(PMPI_Comm_get_attr(comm, g_keyval, &value, &flag));
-  if (flag) return static_cast<Holder*>(value)->engine;
+void create_engine(MPI_Comm comm) {
+  Inside in;  // collective over comm, which no other thread of this process uses yet
+  if (keyval() == MPI_KEYVAL_INVALID || holder_of(comm)) return;
   auto holder = std::make_unique<Holder>();
-  holder->engine = std::make_shared<CommEngine>(comm);
-  CB_MPI(PMPI_Comm_set_attr(comm, g_keyval, holder.get()));
-  registry()[comm] = holder.get();
-  return holder.release()->engine;
+  try {
+    holder->engine = std::make_shared<CommEngine>(comm);
+  } catch (const std::exception& e) {
+    holder->error = e.what();
+  }
+  if (PMPI_Comm_set_attr(comm, g_keyval, holder.get()) != MPI_SUCCESS) return;
+  std::lock_guard lock(g_registry_mu);
+  registry()[comm] = holder.release();
 }
 
-std::shared_ptr<CommEngine> existing_engine(MPI_Comm comm) {
-  Guard g;
-  if (g_keyval == MPI_KEYVAL_INVALID || comm == MPI_COMM_NULL) return nullptr;
-  void* value = nullptr;
-  int flag = 0;
-  if (PMPI_Comm_get_attr(comm, g_keyval, &value, &flag) != MPI_SUCCESS || !flag) return nullptr;
-  return static_cast<Holder*>(value)->engine;
+std::shared_ptr<CommEngine> engine_of(MPI_Comm comm, bool create) {
+  Holder* h = holder_of(comm);
+  if (!h && create) {
+    create_engine(comm);
+    h = holder_of(comm);
+  }
+  if (!h) return nullptr;
+  if (!h->engine) throw RuntimeError(h->error);
+  return h->engine;
 }
 
 void free_all_engines() {
   Guard g;
   if (g_keyval == MPI_KEYVAL_INVALID) return;  // no engine, so no poke request either
   std::vector<MPI_Comm> comms;
-  for (const auto& [comm, holder] : registry()) comms.push_back(comm);
+  {
+    std::lock_guard lock(g_registry_mu);
+    for (const auto& [comm, holder] : registry()) comms.push_back(comm);
+  }
   for (MPI_Comm c : comms) PMPI_Comm_delete_attr(c, g_keyval);  // delete_fn frees
   PMPI_Comm_free_keyval(&g_keyval);
   if (g_poke != MPI_REQUEST_NULL) {

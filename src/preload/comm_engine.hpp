@@ -39,7 +39,7 @@ inline constexpr const char* kTunedToLibrary = "tuned to the MPI library";
 
 class CommEngine : public std::enable_shared_from_this<CommEngine> {
  public:
-  // Collective over `comm` (every rank calls it at the same first routed call).
+  // Collective over `comm` (create_engine).
   explicit CommEngine(MPI_Comm comm);
   CommEngine(const CommEngine&) = delete;
   CommEngine& operator=(const CommEngine&) = delete;
@@ -70,11 +70,16 @@ class CommEngine : public std::enable_shared_from_this<CommEngine> {
   bool started_nonblocking_ = false;
 };
 
-// The engine of `comm`, created at the first call (collective) and cached in an attribute
-// that MPI_Comm_free and MPI_Finalize delete. Throws what the creation throws.
-std::shared_ptr<CommEngine> engine_of(MPI_Comm comm);
-// The engine of `comm` if it has one already (never creates it); null otherwise.
-std::shared_ptr<CommEngine> existing_engine(MPI_Comm comm);
+// Creates the engine of `comm` (collective over comm; no lock held, so threads creating
+// engines of different communicators never wait for each other): called where the
+// communicator is made (MPI_Init, MPI_Comm_dup, MPI_Comm_split, ...), so that starting a
+// non-blocking collective later is local. A failure is remembered and reported by
+// engine_of. Cached in an attribute that MPI_Comm_free and MPI_Finalize delete.
+void create_engine(MPI_Comm comm);
+// The engine of `comm`: the one made with the communicator; without one, null, or with
+// `create` (a blocking collective, where every rank of comm makes the same call) made now.
+// Throws the creation's error.
+std::shared_ptr<CommEngine> engine_of(MPI_Comm comm, bool create);
 // Changes whenever an engine is freed (with its communicator, whose handle MPI may give to
 // a new one): what was remembered about a communicator is stale once it changes.
 uint64_t engines_generation();
@@ -82,8 +87,24 @@ uint64_t engines_generation();
 void free_all_engines();
 // Advances every non-blocking engine operation of this process once; true if any is left.
 bool progress_all();
-// Non-blocking engine operations in flight in this process.
+// Non-blocking engine operations in flight in this process (no lock taken).
 size_t operations_in_flight();
+// Around a blocking MPI call that does not advance the engine (a collective passed to the
+// library, MPI_Recv, MPI_Comm_dup, ...): while it lasts, a background thread advances the
+// engine operations in flight whose progress needs no MPI call (all of them on a
+// communicator within one node), as MPI's progress rule asks: a rank blocked in one call
+// must not stall a peer waiting for one of its pending operations. Costs one atomic load
+// when nothing is in flight.
+class BlockedProgress {
+ public:
+  BlockedProgress();
+  ~BlockedProgress();
+  BlockedProgress(const BlockedProgress&) = delete;
+  BlockedProgress& operator=(const BlockedProgress&) = delete;
+
+ private:
+  bool active_ = false;
+};
 // Lets MPI progress its own operations (MPI_Test of a request that never completes):
 // called now and then while this rank waits inside the engine, so that a peer waiting
 // for one of our passed-through operations is not starved.

@@ -2,8 +2,11 @@
 // engine (creating its state, running or advancing an operation, freeing it), the MPI
 // calls the engine and Control make themselves (MPI_Comm_dup, MPI_Allreduce, MPI_Isend ...)
 // reach the interposed functions of this library again: those see the guard and forward
-// to PMPI unchanged. One global recursive mutex serialises the engine's state between
-// threads (MPI_THREAD_MULTIPLE applications).
+// to PMPI unchanged. One global recursive mutex serialises the engine's running
+// operations between threads (MPI_THREAD_MULTIPLE applications); it is taken per poll and
+// never held across anything that waits for another process. Creating an engine, which
+// is collective, marks the thread inside the engine without taking it (Inside): the new
+// communicator is not yet visible to any other thread.
 #pragma once
 
 #include <mutex>
@@ -17,9 +20,18 @@ inline bool inside_engine() {
 }
 
 inline std::recursive_mutex& engine_mutex() {
-  static std::recursive_mutex mu;
-  return mu;
+  static auto* mu = new std::recursive_mutex;  // never destroyed: a background thread
+  return *mu;                                  // (BlockedProgress) may use it at exit
 }
+
+// The "inside the engine" mark alone.
+class Inside {
+ public:
+  Inside() { ++t_inside; }
+  ~Inside() { --t_inside; }
+  Inside(const Inside&) = delete;
+  Inside& operator=(const Inside&) = delete;
+};
 
 class Guard {
  public:

@@ -26,37 +26,25 @@
 namespace cb::preload {
 namespace {
 
+// The routed functions, with their MPI-4 large-count forms (`_c`, MPI_Count counts).
+#define CB_ROUTED_FUNCTIONS(X)                                                                \
+  X(Allreduce)                                                                                \
+  X(Bcast) X(Alltoall) X(Reduce) X(Allgather) X(Reduce_scatter_block) X(Iallreduce) X(Ibcast) \
+      X(Ialltoall) X(Ireduce) X(Iallgather) X(Ireduce_scatter_block)
 enum Fn : int {
-  kAllreduce,
-  kBcast,
-  kAlltoall,
-  kReduce,
-  kAllgather,
-  kReduceScatterBlock,
-  kBarrier,
-  kIallreduce,
-  kIbcast,
-  kIalltoall,
-  kIreduce,
-  kIallgather,
-  kIreduceScatterBlock,
+#define CB_FN(name) k##name, k##name##_c,
+  CB_ROUTED_FUNCTIONS(CB_FN)
+#undef CB_FN
+      kBarrier,
   kIbarrier,
   kFnCount
 };
-constexpr std::array<const char*, kFnCount> kNames = {"MPI_Allreduce",
-                                                      "MPI_Bcast",
-                                                      "MPI_Alltoall",
-                                                      "MPI_Reduce",
-                                                      "MPI_Allgather",
-                                                      "MPI_Reduce_scatter_block",
-                                                      "MPI_Barrier",
-                                                      "MPI_Iallreduce",
-                                                      "MPI_Ibcast",
-                                                      "MPI_Ialltoall",
-                                                      "MPI_Ireduce",
-                                                      "MPI_Iallgather",
-                                                      "MPI_Ireduce_scatter_block",
-                                                      "MPI_Ibarrier"};
+constexpr std::array<const char*, kFnCount> kNames = {
+#define CB_NAME(name) "MPI_" #name, "MPI_" #name "_c",
+    CB_ROUTED_FUNCTIONS(CB_NAME)
+#undef CB_NAME
+        "MPI_Barrier",
+    "MPI_Ibarrier"};
 
 // Calls taken and passed through, per function, with the reasons.
 struct Counts {
@@ -148,7 +136,7 @@ int creation_error(Fn fn, MPI_Comm comm, const char* what) {
 // function with equal signatures are decided alike.
 struct Signature {
   MPI_Comm comm = MPI_COMM_NULL;
-  int count = 0, count2 = 0;
+  MPI_Count count = 0, count2 = 0;
   MPI_Datatype type = MPI_DATATYPE_NULL, type2 = MPI_DATATYPE_NULL;
   MPI_Op op = MPI_OP_NULL;
   int root = 0;
@@ -179,10 +167,12 @@ void remember_pass(Fn fn, const Signature& sig, const Route& r, CommEngine* eng)
 }
 
 // The decision for one call, the engine of its communicator when it routes. Returns
-// false with *rc set when the engine could not be created.
+// false with *rc set when the engine could not be created. A blocking call may create the
+// engine of a communicator that has none (every rank makes the same call); a non-blocking
+// one passes through instead, since starting it must be local.
 template <typename Decide>
-bool decide(Fn fn, MPI_Comm comm, Decide&& how, Route& r, std::shared_ptr<CommEngine>& eng,
-            int* rc) {
+bool decide(Fn fn, MPI_Comm comm, bool blocking, Decide&& how, Route& r,
+            std::shared_ptr<CommEngine>& eng, int* rc) {
   if (!settings().enabled) {
     r.reason = "CB_ENGINE=off";
     return true;
@@ -195,10 +185,14 @@ bool decide(Fn fn, MPI_Comm comm, Decide&& how, Route& r, std::shared_ptr<CommEn
   }
   if (!r.engine()) return true;
   try {
-    eng = engine_of(comm);
+    eng = engine_of(comm, blocking);
   } catch (const std::exception& e) {
     *rc = creation_error(fn, comm, e.what());
     return false;
+  }
+  if (!eng) {
+    r.reason = "no engine on this communicator yet";
+    return true;
   }
   if (std::string why = eng->passes(r.args); !why.empty()) r.reason = why;
   return true;
@@ -209,11 +203,14 @@ bool decide(Fn fn, MPI_Comm comm, Decide&& how, Route& r, std::shared_ptr<CommEn
 // engine's operations in flight meanwhile: a peer may be waiting for one of them before it
 // can enter this collective. The choice must be the same on every rank (MPI never matches
 // a blocking collective with a non-blocking one), so it depends on the communicator's
-// history, not on what is in flight on this rank. (Operations in flight on other
-// communicators are not covered: docs/preload.md.)
+// history, not on what is in flight on this rank. Otherwise the library's blocking call,
+// with BlockedProgress advancing operations in flight on other communicators.
 template <typename Pass, typename IPass>
 int pass_blocking(const CommEngine* eng, Pass&& pass, IPass&& ipass) {
-  if (!eng || !eng->started_nonblocking()) return pass();
+  if (!eng || !eng->started_nonblocking()) {
+    BlockedProgress progress;
+    return pass();
+  }
   MPI_Request req = MPI_REQUEST_NULL;
   int rc = ipass(&req);
   if (rc != MPI_SUCCESS) return rc;
@@ -235,7 +232,7 @@ int blocking(Fn fn, const Signature& sig, Decide&& how, Pass&& pass, IPass&& ipa
   Route r;
   std::shared_ptr<CommEngine> eng;
   int rc = MPI_SUCCESS;
-  if (!decide(fn, sig.comm, how, r, eng, &rc)) return rc;
+  if (!decide(fn, sig.comm, true, how, r, eng, &rc)) return rc;
   if (r.engine()) {
     count_engine(fn);
     try {
@@ -247,7 +244,12 @@ int blocking(Fn fn, const Signature& sig, Decide&& how, Pass&& pass, IPass&& ipa
   }
   count_pass(fn, r.reason);
   remember_pass(fn, sig, r, eng.get());
-  if (!eng && r.reason != "invalid communicator") eng = existing_engine(sig.comm);
+  if (!eng && r.reason != "invalid communicator") {
+    try {
+      eng = engine_of(sig.comm, false);
+    } catch (const std::exception&) {  // no engine: nothing of it to advance
+    }
+  }
   return pass_blocking(eng.get(), pass, ipass);
 }
 
@@ -260,7 +262,7 @@ int nonblocking(Fn fn, const Signature& sig, MPI_Request* request, Decide&& how,
   Route r;
   std::shared_ptr<CommEngine> eng;
   int rc = MPI_SUCCESS;
-  if (!decide(fn, sig.comm, how, r, eng, &rc)) return rc;
+  if (!decide(fn, sig.comm, false, how, r, eng, &rc)) return rc;
   if (!r.engine()) {
     count_pass(fn, r.reason);
     remember_pass(fn, sig, r, eng.get());
@@ -275,11 +277,247 @@ int nonblocking(Fn fn, const Signature& sig, MPI_Request* request, Decide&& how,
   return MPI_SUCCESS;
 }
 
+// The library's functions for a count type: the int bindings and the MPI-4 large-count
+// ones (`_c`), so that one body below serves both.
+template <typename C>
+struct Lib;
+#define CB_LIB(C, SFX)                                                                          \
+  template <>                                                                                   \
+  struct Lib<C> {                                                                               \
+    static int allreduce(const void* s, void* r, C n, MPI_Datatype t, MPI_Op o, MPI_Comm c) {   \
+      return PMPI_Allreduce##SFX(s, r, n, t, o, c);                                             \
+    }                                                                                           \
+    static int iallreduce(const void* s, void* r, C n, MPI_Datatype t, MPI_Op o, MPI_Comm c,    \
+                          MPI_Request* q) {                                                     \
+      return PMPI_Iallreduce##SFX(s, r, n, t, o, c, q);                                         \
+    }                                                                                           \
+    static int reduce(const void* s, void* r, C n, MPI_Datatype t, MPI_Op o, int root,          \
+                      MPI_Comm c) {                                                             \
+      return PMPI_Reduce##SFX(s, r, n, t, o, root, c);                                          \
+    }                                                                                           \
+    static int ireduce(const void* s, void* r, C n, MPI_Datatype t, MPI_Op o, int root,         \
+                       MPI_Comm c, MPI_Request* q) {                                            \
+      return PMPI_Ireduce##SFX(s, r, n, t, o, root, c, q);                                      \
+    }                                                                                           \
+    static int reduce_scatter_block(const void* s, void* r, C n, MPI_Datatype t, MPI_Op o,      \
+                                    MPI_Comm c) {                                               \
+      return PMPI_Reduce_scatter_block##SFX(s, r, n, t, o, c);                                  \
+    }                                                                                           \
+    static int ireduce_scatter_block(const void* s, void* r, C n, MPI_Datatype t, MPI_Op o,     \
+                                     MPI_Comm c, MPI_Request* q) {                              \
+      return PMPI_Ireduce_scatter_block##SFX(s, r, n, t, o, c, q);                              \
+    }                                                                                           \
+    static int bcast(void* b, C n, MPI_Datatype t, int root, MPI_Comm c) {                      \
+      return PMPI_Bcast##SFX(b, n, t, root, c);                                                 \
+    }                                                                                           \
+    static int ibcast(void* b, C n, MPI_Datatype t, int root, MPI_Comm c, MPI_Request* q) {     \
+      return PMPI_Ibcast##SFX(b, n, t, root, c, q);                                             \
+    }                                                                                           \
+    static int alltoall(const void* s, C sn, MPI_Datatype st, void* r, C rn, MPI_Datatype rt,   \
+                        MPI_Comm c) {                                                           \
+      return PMPI_Alltoall##SFX(s, sn, st, r, rn, rt, c);                                       \
+    }                                                                                           \
+    static int ialltoall(const void* s, C sn, MPI_Datatype st, void* r, C rn, MPI_Datatype rt,  \
+                         MPI_Comm c, MPI_Request* q) {                                          \
+      return PMPI_Ialltoall##SFX(s, sn, st, r, rn, rt, c, q);                                   \
+    }                                                                                           \
+    static int allgather(const void* s, C sn, MPI_Datatype st, void* r, C rn, MPI_Datatype rt,  \
+                         MPI_Comm c) {                                                          \
+      return PMPI_Allgather##SFX(s, sn, st, r, rn, rt, c);                                      \
+    }                                                                                           \
+    static int iallgather(const void* s, C sn, MPI_Datatype st, void* r, C rn, MPI_Datatype rt, \
+                          MPI_Comm c, MPI_Request* q) {                                         \
+      return PMPI_Iallgather##SFX(s, sn, st, r, rn, rt, c, q);                                  \
+    }                                                                                           \
+  };
+CB_LIB(int, )
+#if MPI_VERSION >= 4
+CB_LIB(MPI_Count, _c)
+#endif
+#undef CB_LIB
+
+// One body per routed collective, for both count types. `fn` is the interposed function
+// (its int or _c form), for the counts of CB_PRELOAD_VERBOSE.
+template <typename C>
+int allreduce(Fn fn, const void* s, void* r, C n, MPI_Datatype t, MPI_Op o, MPI_Comm c) {
+  if (inside_engine()) return Lib<C>::allreduce(s, r, n, t, o, c);
+  return blocking(
+      fn, Signature{.comm = c, .count = n, .type = t, .op = o, .in_place = s == MPI_IN_PLACE},
+      [&] { return reduction(Coll::Allreduce, s, r, n, t, o, 0, c); },
+      [&] { return Lib<C>::allreduce(s, r, n, t, o, c); },
+      [&](MPI_Request* q) { return Lib<C>::iallreduce(s, r, n, t, o, c, q); });
+}
+template <typename C>
+int iallreduce(Fn fn, const void* s, void* r, C n, MPI_Datatype t, MPI_Op o, MPI_Comm c,
+               MPI_Request* q) {
+  const auto pass = [&] { return Lib<C>::iallreduce(s, r, n, t, o, c, q); };
+  if (inside_engine()) return pass();
+  return nonblocking(
+      fn, Signature{.comm = c, .count = n, .type = t, .op = o, .in_place = s == MPI_IN_PLACE}, q,
+      [&] { return reduction(Coll::Allreduce, s, r, n, t, o, 0, c); }, pass);
+}
+template <typename C>
+int reduce(Fn fn, const void* s, void* r, C n, MPI_Datatype t, MPI_Op o, int root, MPI_Comm c) {
+  if (inside_engine()) return Lib<C>::reduce(s, r, n, t, o, root, c);
+  return blocking(
+      fn,
+      Signature{
+          .comm = c, .count = n, .type = t, .op = o, .root = root, .in_place = s == MPI_IN_PLACE},
+      [&] { return reduction(Coll::Reduce, s, r, n, t, o, root, c); },
+      [&] { return Lib<C>::reduce(s, r, n, t, o, root, c); },
+      [&](MPI_Request* q) { return Lib<C>::ireduce(s, r, n, t, o, root, c, q); });
+}
+template <typename C>
+int ireduce(Fn fn, const void* s, void* r, C n, MPI_Datatype t, MPI_Op o, int root, MPI_Comm c,
+            MPI_Request* q) {
+  const auto pass = [&] { return Lib<C>::ireduce(s, r, n, t, o, root, c, q); };
+  if (inside_engine()) return pass();
+  return nonblocking(
+      fn,
+      Signature{
+          .comm = c, .count = n, .type = t, .op = o, .root = root, .in_place = s == MPI_IN_PLACE},
+      q, [&] { return reduction(Coll::Reduce, s, r, n, t, o, root, c); }, pass);
+}
+template <typename C>
+int reduce_scatter_block(Fn fn, const void* s, void* r, C n, MPI_Datatype t, MPI_Op o, MPI_Comm c) {
+  if (inside_engine()) return Lib<C>::reduce_scatter_block(s, r, n, t, o, c);
+  return blocking(
+      fn, Signature{.comm = c, .count = n, .type = t, .op = o, .in_place = s == MPI_IN_PLACE},
+      [&] { return reduction(Coll::ReduceScatter, s, r, n, t, o, 0, c); },
+      [&] { return Lib<C>::reduce_scatter_block(s, r, n, t, o, c); },
+      [&](MPI_Request* q) { return Lib<C>::ireduce_scatter_block(s, r, n, t, o, c, q); });
+}
+template <typename C>
+int ireduce_scatter_block(Fn fn, const void* s, void* r, C n, MPI_Datatype t, MPI_Op o, MPI_Comm c,
+                          MPI_Request* q) {
+  const auto pass = [&] { return Lib<C>::ireduce_scatter_block(s, r, n, t, o, c, q); };
+  if (inside_engine()) return pass();
+  return nonblocking(
+      fn, Signature{.comm = c, .count = n, .type = t, .op = o, .in_place = s == MPI_IN_PLACE}, q,
+      [&] { return reduction(Coll::ReduceScatter, s, r, n, t, o, 0, c); }, pass);
+}
+template <typename C>
+int bcast_(Fn fn, void* b, C n, MPI_Datatype t, int root, MPI_Comm c) {
+  if (inside_engine()) return Lib<C>::bcast(b, n, t, root, c);
+  return blocking(
+      fn, Signature{.comm = c, .count = n, .type = t, .root = root},
+      [&] { return bcast(b, n, t, root, c); }, [&] { return Lib<C>::bcast(b, n, t, root, c); },
+      [&](MPI_Request* q) { return Lib<C>::ibcast(b, n, t, root, c, q); });
+}
+template <typename C>
+int ibcast(Fn fn, void* b, C n, MPI_Datatype t, int root, MPI_Comm c, MPI_Request* q) {
+  const auto pass = [&] { return Lib<C>::ibcast(b, n, t, root, c, q); };
+  if (inside_engine()) return pass();
+  return nonblocking(
+      fn, Signature{.comm = c, .count = n, .type = t, .root = root}, q,
+      [&] { return bcast(b, n, t, root, c); }, pass);
+}
+// Alltoall and allgather: `coll` picks which.
+template <typename C>
+int exchange_(Fn fn, Coll coll, const void* s, C sn, MPI_Datatype st, void* r, C rn,
+              MPI_Datatype rt, MPI_Comm c) {
+  const auto pass = [&] {
+    return coll == Coll::Alltoall ? Lib<C>::alltoall(s, sn, st, r, rn, rt, c)
+                                  : Lib<C>::allgather(s, sn, st, r, rn, rt, c);
+  };
+  if (inside_engine()) return pass();
+  return blocking(
+      fn,
+      Signature{.comm = c,
+                .count = sn,
+                .count2 = rn,
+                .type = st,
+                .type2 = rt,
+                .in_place = s == MPI_IN_PLACE},
+      [&] { return exchange(coll, s, sn, st, r, rn, rt, c); }, pass,
+      [&](MPI_Request* q) {
+        return coll == Coll::Alltoall ? Lib<C>::ialltoall(s, sn, st, r, rn, rt, c, q)
+                                      : Lib<C>::iallgather(s, sn, st, r, rn, rt, c, q);
+      });
+}
+template <typename C>
+int iexchange(Fn fn, Coll coll, const void* s, C sn, MPI_Datatype st, void* r, C rn,
+              MPI_Datatype rt, MPI_Comm c, MPI_Request* q) {
+  const auto pass = [&] {
+    return coll == Coll::Alltoall ? Lib<C>::ialltoall(s, sn, st, r, rn, rt, c, q)
+                                  : Lib<C>::iallgather(s, sn, st, r, rn, rt, c, q);
+  };
+  if (inside_engine()) return pass();
+  return nonblocking(
+      fn,
+      Signature{.comm = c,
+                .count = sn,
+                .count2 = rn,
+                .type = st,
+                .type2 = rt,
+                .in_place = s == MPI_IN_PLACE},
+      q, [&] { return exchange(coll, s, sn, st, r, rn, rt, c); }, pass);
+}
+
 }  // namespace
 }  // namespace cb::preload
 
 using namespace cb::preload;
 using cb::Coll;
+
+// The interposed functions: the int form and, with MPI 4, the large-count form (_c) of each.
+#define CB_ROUTED_PAIR(DEFINE) \
+  DEFINE(, int)                \
+  CB_IF_MPI4(DEFINE(_c, MPI_Count))
+#if MPI_VERSION >= 4
+#define CB_IF_MPI4(x) x
+#else
+#define CB_IF_MPI4(x)
+#endif
+
+#define CB_ALLREDUCE(SFX, C)                                                                      \
+  CB_EXPORT int MPI_Allreduce##SFX(const void* s, void* r, C n, MPI_Datatype t, MPI_Op o,         \
+                                   MPI_Comm c) {                                                  \
+    return allreduce(kAllreduce##SFX, s, r, n, t, o, c);                                          \
+  }                                                                                               \
+  CB_EXPORT int MPI_Iallreduce##SFX(const void* s, void* r, C n, MPI_Datatype t, MPI_Op o,        \
+                                    MPI_Comm c, MPI_Request* q) {                                 \
+    return iallreduce(kIallreduce##SFX, s, r, n, t, o, c, q);                                     \
+  }                                                                                               \
+  CB_EXPORT int MPI_Reduce##SFX(const void* s, void* r, C n, MPI_Datatype t, MPI_Op o, int root,  \
+                                MPI_Comm c) {                                                     \
+    return reduce(kReduce##SFX, s, r, n, t, o, root, c);                                          \
+  }                                                                                               \
+  CB_EXPORT int MPI_Ireduce##SFX(const void* s, void* r, C n, MPI_Datatype t, MPI_Op o, int root, \
+                                 MPI_Comm c, MPI_Request* q) {                                    \
+    return ireduce(kIreduce##SFX, s, r, n, t, o, root, c, q);                                     \
+  }                                                                                               \
+  CB_EXPORT int MPI_Reduce_scatter_block##SFX(const void* s, void* r, C n, MPI_Datatype t,        \
+                                              MPI_Op o, MPI_Comm c) {                             \
+    return reduce_scatter_block(kReduce_scatter_block##SFX, s, r, n, t, o, c);                    \
+  }                                                                                               \
+  CB_EXPORT int MPI_Ireduce_scatter_block##SFX(const void* s, void* r, C n, MPI_Datatype t,       \
+                                               MPI_Op o, MPI_Comm c, MPI_Request* q) {            \
+    return ireduce_scatter_block(kIreduce_scatter_block##SFX, s, r, n, t, o, c, q);               \
+  }                                                                                               \
+  CB_EXPORT int MPI_Bcast##SFX(void* b, C n, MPI_Datatype t, int root, MPI_Comm c) {              \
+    return bcast_(kBcast##SFX, b, n, t, root, c);                                                 \
+  }                                                                                               \
+  CB_EXPORT int MPI_Ibcast##SFX(void* b, C n, MPI_Datatype t, int root, MPI_Comm c,               \
+                                MPI_Request* q) {                                                 \
+    return ibcast(kIbcast##SFX, b, n, t, root, c, q);                                             \
+  }                                                                                               \
+  CB_EXPORT int MPI_Alltoall##SFX(const void* s, C sn, MPI_Datatype st, void* r, C rn,            \
+                                  MPI_Datatype rt, MPI_Comm c) {                                  \
+    return exchange_(kAlltoall##SFX, Coll::Alltoall, s, sn, st, r, rn, rt, c);                    \
+  }                                                                                               \
+  CB_EXPORT int MPI_Ialltoall##SFX(const void* s, C sn, MPI_Datatype st, void* r, C rn,           \
+                                   MPI_Datatype rt, MPI_Comm c, MPI_Request* q) {                 \
+    return iexchange(kIalltoall##SFX, Coll::Alltoall, s, sn, st, r, rn, rt, c, q);                \
+  }                                                                                               \
+  CB_EXPORT int MPI_Allgather##SFX(const void* s, C sn, MPI_Datatype st, void* r, C rn,           \
+                                   MPI_Datatype rt, MPI_Comm c) {                                 \
+    return exchange_(kAllgather##SFX, Coll::Allgather, s, sn, st, r, rn, rt, c);                  \
+  }                                                                                               \
+  CB_EXPORT int MPI_Iallgather##SFX(const void* s, C sn, MPI_Datatype st, void* r, C rn,          \
+                                    MPI_Datatype rt, MPI_Comm c, MPI_Request* q) {                \
+    return iexchange(kIallgather##SFX, Coll::Allgather, s, sn, st, r, rn, rt, c, q);              \
+  }
 
 extern "C" {
 
@@ -295,228 +533,7 @@ CB_EXPORT int MPI_Finalize(void) {
   return PMPI_Finalize();
 }
 
-CB_EXPORT int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type,
-                            MPI_Op op, MPI_Comm comm) {
-  if (inside_engine()) return PMPI_Allreduce(sendbuf, recvbuf, count, type, op, comm);
-  return blocking(
-      kAllreduce,
-      Signature{.comm = comm,
-                .count = count,
-                .type = type,
-                .op = op,
-                .in_place = sendbuf == MPI_IN_PLACE},
-      [&] { return reduction(Coll::Allreduce, sendbuf, recvbuf, count, type, op, 0, comm); },
-      [&] { return PMPI_Allreduce(sendbuf, recvbuf, count, type, op, comm); },
-      [&](MPI_Request* r) { return PMPI_Iallreduce(sendbuf, recvbuf, count, type, op, comm, r); });
-}
-
-CB_EXPORT int MPI_Iallreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type,
-                             MPI_Op op, MPI_Comm comm, MPI_Request* request) {
-  const auto pass = [&] {
-    return PMPI_Iallreduce(sendbuf, recvbuf, count, type, op, comm, request);
-  };
-  if (inside_engine()) return pass();
-  return nonblocking(
-      kIallreduce,
-      Signature{.comm = comm,
-                .count = count,
-                .type = type,
-                .op = op,
-                .in_place = sendbuf == MPI_IN_PLACE},
-      request,
-      [&] { return reduction(Coll::Allreduce, sendbuf, recvbuf, count, type, op, 0, comm); }, pass);
-}
-
-CB_EXPORT int MPI_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type,
-                         MPI_Op op, int root, MPI_Comm comm) {
-  if (inside_engine()) return PMPI_Reduce(sendbuf, recvbuf, count, type, op, root, comm);
-  return blocking(
-      kReduce,
-      Signature{.comm = comm,
-                .count = count,
-                .type = type,
-                .op = op,
-                .root = root,
-                .in_place = sendbuf == MPI_IN_PLACE},
-      [&] { return reduction(Coll::Reduce, sendbuf, recvbuf, count, type, op, root, comm); },
-      [&] { return PMPI_Reduce(sendbuf, recvbuf, count, type, op, root, comm); },
-      [&](MPI_Request* r) {
-        return PMPI_Ireduce(sendbuf, recvbuf, count, type, op, root, comm, r);
-      });
-}
-
-CB_EXPORT int MPI_Ireduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type,
-                          MPI_Op op, int root, MPI_Comm comm, MPI_Request* request) {
-  const auto pass = [&] {
-    return PMPI_Ireduce(sendbuf, recvbuf, count, type, op, root, comm, request);
-  };
-  if (inside_engine()) return pass();
-  return nonblocking(
-      kIreduce,
-      Signature{.comm = comm,
-                .count = count,
-                .type = type,
-                .op = op,
-                .root = root,
-                .in_place = sendbuf == MPI_IN_PLACE},
-      request,
-      [&] { return reduction(Coll::Reduce, sendbuf, recvbuf, count, type, op, root, comm); }, pass);
-}
-
-CB_EXPORT int MPI_Reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount,
-                                       MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
-  if (inside_engine())
-    return PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, type, op, comm);
-  return blocking(
-      kReduceScatterBlock,
-      Signature{.comm = comm,
-                .count = recvcount,
-                .type = type,
-                .op = op,
-                .in_place = sendbuf == MPI_IN_PLACE},
-      [&] {
-        return reduction(Coll::ReduceScatter, sendbuf, recvbuf, recvcount, type, op, 0, comm);
-      },
-      [&] { return PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, type, op, comm); },
-      [&](MPI_Request* r) {
-        return PMPI_Ireduce_scatter_block(sendbuf, recvbuf, recvcount, type, op, comm, r);
-      });
-}
-
-CB_EXPORT int MPI_Ireduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount,
-                                        MPI_Datatype type, MPI_Op op, MPI_Comm comm,
-                                        MPI_Request* request) {
-  const auto pass = [&] {
-    return PMPI_Ireduce_scatter_block(sendbuf, recvbuf, recvcount, type, op, comm, request);
-  };
-  if (inside_engine()) return pass();
-  return nonblocking(
-      kIreduceScatterBlock,
-      Signature{.comm = comm,
-                .count = recvcount,
-                .type = type,
-                .op = op,
-                .in_place = sendbuf == MPI_IN_PLACE},
-      request,
-      [&] {
-        return reduction(Coll::ReduceScatter, sendbuf, recvbuf, recvcount, type, op, 0, comm);
-      },
-      pass);
-}
-
-CB_EXPORT int MPI_Bcast(void* buffer, int count, MPI_Datatype type, int root, MPI_Comm comm) {
-  if (inside_engine()) return PMPI_Bcast(buffer, count, type, root, comm);
-  return blocking(
-      kBcast, Signature{.comm = comm, .count = count, .type = type, .root = root},
-      [&] { return bcast(buffer, count, type, root, comm); },
-      [&] { return PMPI_Bcast(buffer, count, type, root, comm); },
-      [&](MPI_Request* r) { return PMPI_Ibcast(buffer, count, type, root, comm, r); });
-}
-
-CB_EXPORT int MPI_Ibcast(void* buffer, int count, MPI_Datatype type, int root, MPI_Comm comm,
-                         MPI_Request* request) {
-  const auto pass = [&] { return PMPI_Ibcast(buffer, count, type, root, comm, request); };
-  if (inside_engine()) return pass();
-  return nonblocking(
-      kIbcast, Signature{.comm = comm, .count = count, .type = type, .root = root}, request,
-      [&] { return bcast(buffer, count, type, root, comm); }, pass);
-}
-
-CB_EXPORT int MPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                           int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
-  const auto pass = [&] {
-    return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-  };
-  if (inside_engine()) return pass();
-  return blocking(
-      kAlltoall,
-      Signature{.comm = comm,
-                .count = sendcount,
-                .count2 = recvcount,
-                .type = sendtype,
-                .type2 = recvtype,
-                .in_place = sendbuf == MPI_IN_PLACE},
-      [&] {
-        return exchange(Coll::Alltoall, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                        comm);
-      },
-      pass,
-      [&](MPI_Request* r) {
-        return PMPI_Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, r);
-      });
-}
-
-CB_EXPORT int MPI_Ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
-                            void* recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
-                            MPI_Request* request) {
-  const auto pass = [&] {
-    return PMPI_Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
-                          request);
-  };
-  if (inside_engine()) return pass();
-  return nonblocking(
-      kIalltoall,
-      Signature{.comm = comm,
-                .count = sendcount,
-                .count2 = recvcount,
-                .type = sendtype,
-                .type2 = recvtype,
-                .in_place = sendbuf == MPI_IN_PLACE},
-      request,
-      [&] {
-        return exchange(Coll::Alltoall, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                        comm);
-      },
-      pass);
-}
-
-CB_EXPORT int MPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
-                            void* recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
-  const auto pass = [&] {
-    return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-  };
-  if (inside_engine()) return pass();
-  return blocking(
-      kAllgather,
-      Signature{.comm = comm,
-                .count = sendcount,
-                .count2 = recvcount,
-                .type = sendtype,
-                .type2 = recvtype,
-                .in_place = sendbuf == MPI_IN_PLACE},
-      [&] {
-        return exchange(Coll::Allgather, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                        comm);
-      },
-      pass,
-      [&](MPI_Request* r) {
-        return PMPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, r);
-      });
-}
-
-CB_EXPORT int MPI_Iallgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
-                             void* recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
-                             MPI_Request* request) {
-  const auto pass = [&] {
-    return PMPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
-                           request);
-  };
-  if (inside_engine()) return pass();
-  return nonblocking(
-      kIallgather,
-      Signature{.comm = comm,
-                .count = sendcount,
-                .count2 = recvcount,
-                .type = sendtype,
-                .type2 = recvtype,
-                .in_place = sendbuf == MPI_IN_PLACE},
-      request,
-      [&] {
-        return exchange(Coll::Allgather, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                        comm);
-      },
-      pass);
-}
+CB_ROUTED_PAIR(CB_ALLREDUCE)
 
 CB_EXPORT int MPI_Barrier(MPI_Comm comm) {
   if (inside_engine()) return PMPI_Barrier(comm);
@@ -530,88 +547,6 @@ CB_EXPORT int MPI_Ibarrier(MPI_Comm comm, MPI_Request* request) {
   if (inside_engine()) return pass();
   return nonblocking(
       kIbarrier, Signature{.comm = comm}, request, [&] { return barrier(comm); }, pass);
-}
-
-// Waits and tests: while engine operations are in flight a wait becomes a loop of tests
-// that advances them too (MPICH's own progress loop does not call back into the engine),
-// and a test advances them once first. Otherwise MPI's functions, unchanged.
-}  // extern "C"
-namespace {
-bool engine_busy() {
-  return !inside_engine() && operations_in_flight() > 0;
-}
-template <typename Test>
-int wait_testing(Test&& test) {
-  for (uint64_t polls = 0;;) {
-    bool done = false;
-    if (const int rc = test(&done); rc != MPI_SUCCESS || done) return rc;
-    progress_all();
-    pause(++polls, cb::WaitMode::Spin);
-  }
-}
-}  // namespace
-extern "C" {
-
-CB_EXPORT int MPI_Wait(MPI_Request* request, MPI_Status* status) {
-  if (!engine_busy()) return PMPI_Wait(request, status);
-  return wait_testing([&](bool* done) {
-    int flag = 0;
-    const int rc = PMPI_Test(request, &flag, status);
-    *done = flag != 0;
-    return rc;
-  });
-}
-
-CB_EXPORT int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
-  if (!engine_busy()) return PMPI_Waitall(count, requests, statuses);
-  return wait_testing([&](bool* done) {
-    int flag = 0;
-    const int rc = PMPI_Testall(count, requests, &flag, statuses);
-    *done = flag != 0;
-    return rc;
-  });
-}
-
-CB_EXPORT int MPI_Waitany(int count, MPI_Request requests[], int* index, MPI_Status* status) {
-  if (!engine_busy()) return PMPI_Waitany(count, requests, index, status);
-  return wait_testing([&](bool* done) {
-    int flag = 0;
-    const int rc = PMPI_Testany(count, requests, index, &flag, status);
-    *done = flag != 0;
-    return rc;
-  });
-}
-
-CB_EXPORT int MPI_Waitsome(int incount, MPI_Request requests[], int* outcount, int indices[],
-                           MPI_Status statuses[]) {
-  if (!engine_busy()) return PMPI_Waitsome(incount, requests, outcount, indices, statuses);
-  return wait_testing([&](bool* done) {
-    const int rc = PMPI_Testsome(incount, requests, outcount, indices, statuses);
-    *done = *outcount != 0;  // some completed, or MPI_UNDEFINED: none active
-    return rc;
-  });
-}
-
-CB_EXPORT int MPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
-  if (engine_busy()) progress_all();
-  return PMPI_Test(request, flag, status);
-}
-
-CB_EXPORT int MPI_Testall(int count, MPI_Request requests[], int* flag, MPI_Status statuses[]) {
-  if (engine_busy()) progress_all();
-  return PMPI_Testall(count, requests, flag, statuses);
-}
-
-CB_EXPORT int MPI_Testany(int count, MPI_Request requests[], int* index, int* flag,
-                          MPI_Status* status) {
-  if (engine_busy()) progress_all();
-  return PMPI_Testany(count, requests, index, flag, status);
-}
-
-CB_EXPORT int MPI_Testsome(int incount, MPI_Request requests[], int* outcount, int indices[],
-                           MPI_Status statuses[]) {
-  if (engine_busy()) progress_all();
-  return PMPI_Testsome(incount, requests, outcount, indices, statuses);
 }
 
 }  // extern "C"

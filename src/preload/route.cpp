@@ -82,13 +82,14 @@ std::optional<Op> op_of(MPI_Op op) {
   return std::nullopt;
 }
 
-Route reduction(Coll coll, const void* sendbuf, void* recvbuf, int count, MPI_Datatype type,
+Route reduction(Coll coll, const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype type,
                 MPI_Op op, int root, MPI_Comm comm) {
   Route r;
   int rank = 0, size = 1;
   if (r.reason = comm_reason(comm, &rank, &size); !r.reason.empty()) return r;
   if (count < 0) return {{}, "invalid count"};
   if (count == 0) return {{}, "empty"};
+  if (static_cast<size_t>(count) > kMaxBytes) return {{}, "over 2 GiB"};  // products below fit
   if (type == MPI_DATATYPE_NULL) return {{}, "invalid datatype"};
   if (!predefined(type)) return {{}, "derived datatype"};
   bool is_unsigned = false;
@@ -131,12 +132,13 @@ Route reduction(Coll coll, const void* sendbuf, void* recvbuf, int count, MPI_Da
   return r;
 }
 
-Route bcast(void* buffer, int count, MPI_Datatype type, int root, MPI_Comm comm) {
+Route bcast(void* buffer, MPI_Count count, MPI_Datatype type, int root, MPI_Comm comm) {
   Route r;
   int rank = 0, size = 1;
   if (r.reason = comm_reason(comm, &rank, &size); !r.reason.empty()) return r;
   if (count < 0) return {{}, "invalid count"};
   if (root < 0 || root >= size) return {{}, "invalid root"};
+  if (static_cast<size_t>(count) > kMaxBytes) return {{}, "over 2 GiB"};
   size_t width = 0;
   if (r.reason = byte_type(type, &width); !r.reason.empty()) return r;
   const size_t bytes = static_cast<size_t>(count) * width;  // the same on every rank
@@ -152,13 +154,16 @@ Route bcast(void* buffer, int count, MPI_Datatype type, int root, MPI_Comm comm)
   return r;
 }
 
-Route exchange(Coll coll, const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-               int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
+Route exchange(Coll coll, const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+               void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
   Route r;
   int rank = 0, size = 1;
   if (r.reason = comm_reason(comm, &rank, &size); !r.reason.empty()) return r;
   const bool in_place = sendbuf == MPI_IN_PLACE;  // MPI: on every rank or on none
   if (recvcount < 0 || (!in_place && sendcount < 0)) return {{}, "invalid count"};
+  if (static_cast<size_t>(recvcount) > kMaxBytes ||
+      (!in_place && static_cast<size_t>(sendcount) > kMaxBytes))
+    return {{}, "over 2 GiB"};
   size_t rwidth = 0, swidth = 0;
   if (r.reason = byte_type(recvtype, &rwidth); !r.reason.empty()) return r;
   if (!in_place) {

@@ -11,6 +11,9 @@
 // of 1, 4 or 8 bytes, float, double) and MPI_SUM/PROD/MAX/MIN (unsigned: sum and prod
 // only, which wrap bit for bit alike). Data movement (bcast, alltoall, allgather) moves
 // bytes: any predefined type whose elements are contiguous (size == extent).
+//
+// Counts are MPI_Count: the int bindings and the MPI-4 large-count ones (MPI_Allreduce_c,
+// ...) share these; a buffer above 2 GiB passes through ("over 2 GiB").
 #pragma once
 
 #include <mpi.h>
@@ -30,12 +33,12 @@ struct Route {
 };
 
 // MPI_Allreduce, MPI_Reduce (root), MPI_Reduce_scatter_block (count = recvcount).
-Route reduction(Coll coll, const void* sendbuf, void* recvbuf, int count, MPI_Datatype type,
+Route reduction(Coll coll, const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype type,
                 MPI_Op op, int root, MPI_Comm comm);
-Route bcast(void* buffer, int count, MPI_Datatype type, int root, MPI_Comm comm);
+Route bcast(void* buffer, MPI_Count count, MPI_Datatype type, int root, MPI_Comm comm);
 // MPI_Alltoall and MPI_Allgather.
-Route exchange(Coll coll, const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-               int recvcount, MPI_Datatype recvtype, MPI_Comm comm);
+Route exchange(Coll coll, const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+               void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm);
 Route barrier(MPI_Comm comm);
 
 // The collbench element type of a predefined MPI type in a reduction (same size); nullopt

@@ -40,9 +40,12 @@ class PeerSync {
   // True once `local` published its buffers for this operation.
   bool reached_published(int local) {
     const uint64_t v = slot(local).published.value.load(std::memory_order_acquire);
+    // A peer publishes operation op + kOpWindow only after completing op, which needs this
+    // rank (Comm::admit): seeing it here means the window was bypassed.
     if (v > op_)
-      throw RuntimeError("too many shared-memory collectives in flight (at most " +
-                         std::to_string(kOpSlots / 4) + ")");
+      throw RuntimeError("internal error: a local peer reused operation slot " +
+                         std::to_string(op_ % kOpSlots) + " while this rank still ran its op " +
+                         std::to_string(op_));
     if (v == op_) return true;
     shm_.check_peers(polls_);
     return false;

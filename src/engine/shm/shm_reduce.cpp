@@ -7,11 +7,13 @@
 // reused only once every peer is done with its previous contents.
 #include <algorithm>
 #include <cstring>
+#include <vector>
 
 #include "engine/patterns/blocks.hpp"
 #include "engine/reduce_host.hpp"
 #include "engine/settings.hpp"
 #include "engine/shm/peer_sync.hpp"
+#include "engine/shm/rank_order.hpp"
 #include "engine/shm/shm_collectives.hpp"
 #include "engine/shm/shm_reduce_direct.hpp"
 
@@ -146,20 +148,11 @@ class ShmReduce final : public Pollable {
     std::byte* dst = mode_ == ShmReduceMode::Flat || !to_slot
                          ? out_ + (c_ * chunk_ + b.offset) * w_
                          : slot_area(me, 1, c_) + b.offset * w_;
-    if (b.length) {
-      // Start from my own input: in place, dst is that input, so it must be read before
-      // it is first written (ops are commutative; each element is reduced by one rank).
-      if (n == 1) {
-        std::memmove(dst, input(me, c_, b.offset), b.length * w_);
-      } else {
-        reduce_host(dst, input(me, c_, b.offset), input((me + 1) % n, c_, b.offset), b.length, dt_,
-                    op_);
-        for (int k = 2; k < n; ++k)
-          reduce_host(dst, input((me + k) % n, c_, b.offset), b.length, dt_, op_);
-      }
-      if (to_slot && mode_ == ShmReduceMode::Scatter)  // my own range of my output, too
-        std::memcpy(out_ + (c_ * chunk_ + b.offset) * w_, dst, b.length * w_);
-    }
+    if (b.length)  // in rank order: every rank gets the same bits (rank_order.hpp)
+      reduce_in_rank_order(dst, input(me, c_, b.offset), me, n, b.length, dt_, op_, save_,
+                           [&](int r, int) { return input(r, c_, b.offset); });
+    if (b.length && to_slot && mode_ == ShmReduceMode::Scatter)  // my range of my output too
+      std::memcpy(out_ + (c_ * chunk_ + b.offset) * w_, dst, b.length * w_);
     sync_.publish(&OpSlot::reduced, c_ + 1);
     return true;
   }
@@ -200,6 +193,7 @@ class ShmReduce final : public Pollable {
   size_t w_, chunk_ = 1, chunks_ = 0, c_ = 0;
   Phase phase_ = Phase::Publish;
   std::unique_ptr<Pollable> direct_;
+  std::vector<std::byte> save_;  // my input, in place, while the rank-order sum overwrites it
 };
 
 }  // namespace

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "engine/patterns/blocks.hpp"
-#include "engine/reduce_host.hpp"
+#include "engine/shm/rank_order.hpp"
 
 namespace cb::engine {
 namespace {
@@ -58,29 +58,27 @@ class ReduceDirect final : public Pollable {
     return block_of(count_, static_cast<size_t>(sync_.size()), static_cast<size_t>(r));
   }
 
-  // Elements [first, first + len) of local rank r's input, as this rank can read them.
-  const std::byte* peer_input(int r, size_t first, size_t len) {
+  // Elements [first, first + len) of local rank r's input, as this rank can read them
+  // (a private one copied into temporary `which`).
+  const std::byte* peer_input(int r, size_t first, size_t len, int which) {
     const BufferRef& ref = sync_.slot(r).in;
     if (const std::byte* p = shm_.map(ref)) return p + first * w_;
-    shm_.read(tmp_.data(), ref, first * w_, len * w_);
-    return tmp_.data();
+    std::vector<std::byte>& tmp = tmp_[which];
+    tmp.resize(len * w_);
+    shm_.read(tmp.data(), ref, first * w_, len * w_);
+    return tmp.data();
   }
 
   void reduce_my_block() {
     const int me = sync_.me(), n = sync_.size();
     const Block b = block(me);
-    tmp_.resize(std::min(chunk_, std::max<size_t>(b.length, 1)) * w_);
     // Cache-sized pieces: a peer's piece is read once into tmp_ and reduced from there.
     for (size_t c = b.offset; c < b.offset + b.length; c += chunk_) {
       const size_t len = std::min(chunk_, b.offset + b.length - c);
       std::byte* dst = out_ + c * w_;
       const std::byte* own = in_ + c * w_;  // in place: dst, read before it is written
-      if (n == 1) {
-        if (dst != own) std::memcpy(dst, own, len * w_);
-        continue;
-      }
-      reduce_host(dst, own, peer_input((me + 1) % n, c, len), len, dt_, op_);
-      for (int k = 2; k < n; ++k) reduce_host(dst, peer_input((me + k) % n, c, len), len, dt_, op_);
+      reduce_in_rank_order(dst, own, me, n, len, dt_, op_, save_,
+                           [&](int r, int which) { return peer_input(r, c, len, which); });
     }
   }
 
@@ -103,7 +101,7 @@ class ReduceDirect final : public Pollable {
   ShmReduceMode mode_;
   int root_;
   size_t w_, chunk_;
-  std::vector<std::byte> tmp_;
+  std::vector<std::byte> tmp_[2], save_;  // peers' private pieces; mine, in place
   Phase phase_ = Phase::Reduce;
 };
 

@@ -8,8 +8,8 @@
 #include <cstring>
 #include <vector>
 
-#include "engine/reduce_host.hpp"
 #include "engine/shm/peer_sync.hpp"
+#include "engine/shm/rank_order.hpp"
 #include "engine/shm/shm_collectives.hpp"
 
 namespace cb::engine {
@@ -47,14 +47,9 @@ class ShmReduceScatter final : public Pollable {
           for (size_t c = 0; c < count_; c += chunk_) {
             const size_t len = std::min(chunk_, count_ - c);
             const std::byte* own = in_ + (first + c) * w_;
-            if (n == 1) {
-              if (dst != own) std::memcpy(dst + c * w_, own, len * w_);
-              continue;
-            }
-            // Start from my own input (in place, dst is that input: read before written).
-            reduce_host(dst + c * w_, own, peer_input(me + 1, first + c, len), len, dt_, op_);
-            for (int k = 2; k < n; ++k)
-              reduce_host(dst + c * w_, peer_input(me + k, first + c, len), len, dt_, op_);
+            reduce_in_rank_order(
+                dst + c * w_, own, me, n, len, dt_, op_, save_,
+                [&](int r, int which) { return peer_input(r, first + c, len, which); });
           }
           sync_.publish(&OpSlot::reduced, 1);
           phase_ = Phase::Finish;
@@ -75,13 +70,15 @@ class ShmReduceScatter final : public Pollable {
  private:
   enum class Phase { Publish, Peers, Finish, Done };
 
-  // Elements [first, first + len) of local rank r's input (r taken mod the node size).
-  const std::byte* peer_input(int r, size_t first, size_t len) {
-    const BufferRef& ref = sync_.slot(r % sync_.size()).in;
+  // Elements [first, first + len) of local rank r's input (a private one copied into
+  // temporary `which`).
+  const std::byte* peer_input(int r, size_t first, size_t len, int which) {
+    const BufferRef& ref = sync_.slot(r).in;
     if (const std::byte* p = shm_.map(ref)) return p + first * w_;
-    tmp_.resize(chunk_ * w_);
-    shm_.read(tmp_.data(), ref, first * w_, len * w_);
-    return tmp_.data();
+    std::vector<std::byte>& tmp = tmp_[which];
+    tmp.resize(chunk_ * w_);
+    shm_.read(tmp.data(), ref, first * w_, len * w_);
+    return tmp.data();
   }
 
   NodeShm& shm_;
@@ -92,7 +89,7 @@ class ShmReduceScatter final : public Pollable {
   Dtype dt_;
   Op op_;
   size_t w_, chunk_ = 1;
-  std::vector<std::byte> tmp_;
+  std::vector<std::byte> tmp_[2], save_;  // peers' private pieces; mine, in place
   Phase phase_ = Phase::Publish;
 };
 
