@@ -17,18 +17,6 @@
 namespace cb {
 namespace {
 
-// Takes the operation's tag and number (the same on every rank), then builds its schedule.
-int build_schedule(engine::Schedule& s, const engine::Algorithm& algo, const CollArgs& args,
-                   const engine::Group& group, engine::Comm& comm) {
-  const int tag = comm.next_tag();
-  s.set_op(comm.operations());
-  s.set_mem(args.recv.mem);
-  s.set_group(&group);
-  algo.build(s, args, group);
-  s.set_group(nullptr);
-  return tag;
-}
-
 // What an operation was, for the message when a local peer dies during it.
 struct OpName {
   Coll coll;
@@ -59,7 +47,7 @@ class EngineRequest final : public Request {
  public:
   EngineRequest(const engine::Algorithm& algo, const CollArgs& args, const engine::Group& group,
                 engine::Comm& comm, engine::Executor& exec)
-      : exec_(sched_, comm, exec, build_schedule(sched_, algo, args, group, comm)),
+      : exec_(sched_, comm, exec, engine::build_operation(sched_, algo, args, group, comm)),
         wait_(comm.wait_mode()),
         name_(op_name(algo, args, true)) {
     test();  // start the first round at once (small messages may finish here)
@@ -280,7 +268,7 @@ void EngineBackend::run(const CollArgs& a) {
     return;
   }
   blocking_.reset();
-  const int tag = build_schedule(blocking_, *algo, a, world_, comm_);
+  const int tag = engine::build_operation(blocking_, *algo, a, world_, comm_);
   engine::Execution exec(blocking_, comm_, executor(a.recv.mem), tag);
   naming_lost_peer(op_name(*algo, a, false),
                    [&] { engine::wait_until([&] { return exec.test(); }, comm_.wait_mode()); });
@@ -292,7 +280,7 @@ std::unique_ptr<Request> EngineBackend::start(const CollArgs& a) {
   if (!algo) throw UsageError(why);
   if (progress_) {
     auto task = std::make_shared<engine::Task>();
-    const int tag = build_schedule(task->schedule, *algo, a, world_, comm_);
+    const int tag = engine::build_operation(task->schedule, *algo, a, world_, comm_);
     task->execution =
         std::make_unique<engine::Execution>(task->schedule, comm_, executor(a.recv.mem), tag);
     progress_->submit(task);

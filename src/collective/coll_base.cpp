@@ -4,6 +4,8 @@
 #include <cstdio>
 
 #include "core/errors.hpp"
+#include "core/mpi_check.hpp"
+#include "core/verify.hpp"
 #include "gpu/device.hpp"
 #include "gpu/graph.hpp"
 #include "gpu/memory.hpp"
@@ -155,8 +157,24 @@ std::vector<std::string> CollectiveRunnerBase::header_lines() const {
                     "busiest receiver gets " +
                     imbalance + "x the average)");
   }
+  if (o.validate && spec_.sized) lines.push_back(validation_line());
   lines.insert(lines.end(), notes_.begin(), notes_.end());
   return lines;
+}
+
+std::string CollectiveRunnerBase::validation_line() const {
+  std::string line =
+      "# Validation (-c): every element checked against exact inputs' result (any order)";
+  if (spec_.same_on_all_ranks && rc_.ctl.size() > 1)
+    line += "; the result bits compared across ranks (a hash per rank)";
+  if (order_pass())
+    line += "; then one more untimed " + std::string(spec_.name()) + " with inputs whose " +
+            std::string(to_string(rc_.opt.op)) +
+            " depends on the order of the contributions, its bits compared across ranks only";
+  else if (spec_.reduces && spec_.same_on_all_ranks && rc_.ctl.size() > 1)
+    line += "; no order-sensitive pass (" + std::string(to_string(rc_.opt.dtype)) + " " +
+            std::string(to_string(rc_.opt.op)) + " is exact in any order)";
+  return line;
 }
 
 CollArgs CollectiveRunnerBase::args_for(const Point& point, int iteration) const {
@@ -192,16 +210,23 @@ void CollectiveRunnerBase::run_once(const CollArgs& a, bool nonblocking) {
   rc_.be.sync();
 }
 
-long long CollectiveRunnerBase::validate(const Point& point, bool nonblocking) {
+void CollectiveRunnerBase::validate(const Point& point, bool nonblocking, SizeOutcome& out) {
   const int n = rc_.ctl.size();
   const int rank = rc_.ctl.rank();
   const int roots = spec_.rooted && rc_.opt.root.rotate ? n : 1;
-  if (!spec_.sized) return 0;  // barrier: no data to check
+  if (!spec_.sized) return;  // barrier: no data to check
   long long wrong = 0;
+  std::vector<int> differ;  // over every root checked
+  const auto compare = [&](const std::vector<std::byte>& result) {
+    for (int r : ranks_differing(result))
+      if (std::find(differ.begin(), differ.end(), r) == differ.end()) differ.push_back(r);
+  };
   for (int r = 0; r < roots; ++r) {
     const CollArgs a = args_for(point, r);
     // Fill and check on the device, no host round trip (alltoallv's layout comes from its
-    // count matrix, which the kernels do not have: through the host).
+    // count matrix, which the kernels do not have: through the host). Only the bits
+    // comparison copies the result to the host (read_buffer: one device-to-host copy of the
+    // result, untimed) to hash it.
     if (a.recv.mem == Mem::Cuda && !a.counts) {
       const CollData d{a.coll, a.dtype, a.op, a.count, a.root, a.in_place, rank, n};
       gpu::fill_collective(d, a.in_place ? nullptr : a.send.ptr, a.recv.ptr, nullptr);
@@ -210,6 +235,7 @@ long long CollectiveRunnerBase::validate(const Point& point, bool nonblocking) {
       run_once(a, nonblocking);
       if (injected_fault() == Fault::Corrupt) corrupt_first_byte(a.recv);
       wrong += static_cast<long long>(gpu::check_collective(d, a.recv.ptr, nullptr));
+      if (spec_.same_on_all_ranks) compare(read_buffer(a.recv));
       continue;
     }
     const size_t width = dtype_size(a.dtype);
@@ -221,9 +247,42 @@ long long CollectiveRunnerBase::validate(const Point& point, bool nonblocking) {
     rc_.ctl.barrier();
     run_once(a, nonblocking);
     if (injected_fault() == Fault::Corrupt) corrupt_first_byte(a.recv);
-    wrong += static_cast<long long>(spec_.check(a, rank, n, read_buffer(a.recv).data()));
+    const std::vector<std::byte> result = read_buffer(a.recv);
+    wrong += static_cast<long long>(spec_.check(a, rank, n, result.data()));
+    if (spec_.same_on_all_ranks) compare(result);
   }
-  return rc_.ctl.sum(wrong);
+  out.wrong = rc_.ctl.sum(wrong);
+  RankAgreement& agree = out.agreement;
+  agree.compared = spec_.same_on_all_ranks && n > 1;
+  std::sort(differ.begin(), differ.end());
+  agree.differ = std::move(differ);
+  if (!order_pass()) return;
+
+  // Inputs whose sum (product) depends on the order of the contributions: no expected
+  // value, but every rank must still get rank 0's bits.
+  const CollArgs a = args_for(point, 0);
+  std::vector<std::byte> in(a.count * dtype_size(a.dtype));
+  fill_order_sensitive(a.dtype, a.op, rank, n, in.data(), a.count);
+  write_buffer(a.in_place ? a.recv : a.send, in);
+  rc_.ctl.barrier();
+  run_once(a, nonblocking);
+  if (injected_fault() == Fault::Diverge && rank == n - 1) corrupt_first_byte(a.recv);
+  agree.order_ran = true;
+  agree.order_differ = ranks_differing(read_buffer(a.recv));
+}
+
+std::vector<int> CollectiveRunnerBase::ranks_differing(const std::vector<std::byte>& bits) const {
+  const uint64_t mine = bits_hash(bits.data(), bits.size());
+  std::vector<uint64_t> all(static_cast<size_t>(rc_.ctl.size()));
+  MPI_Request req;
+  CB_MPI(MPI_Iallgather(&mine, 1, MPI_UINT64_T, all.data(), 1, MPI_UINT64_T, rc_.ctl.comm(), &req));
+  rc_.ctl.wait(req);  // as the wait mode says (yield on a crowded node)
+  return differing_ranks(all);
+}
+
+bool CollectiveRunnerBase::order_pass() const {
+  return spec_.reduces && spec_.same_on_all_ranks && rc_.ctl.size() > 1 &&
+         order_sensitive(rc_.opt.dtype, rc_.opt.op);
 }
 
 nlohmann::json CollectiveRunnerBase::base_record(const Point& point, int iterations,

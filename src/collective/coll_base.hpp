@@ -29,8 +29,12 @@ class CollectiveRunnerBase : public Runner {
   // Arguments of one call; -k rotate moves the root with the iteration.
   CollArgs args_for(const Point& point, int iteration) const;
   // Fresh exact inputs, one untimed operation (blocking or start + wait; -G: in a graph),
-  // every element checked; wrong elements summed over ranks. Rotating roots are each checked.
-  long long validate(const Point& point, bool nonblocking);
+  // every element checked; wrong elements summed over ranks into out.wrong. Rotating roots
+  // are each checked. Where every rank must have the same result (same_on_all_ranks), its
+  // bits are compared across ranks too, and for a floating-point sum or prod one more
+  // untimed operation with order-sensitive inputs is compared across ranks only
+  // (out.agreement).
+  void validate(const Point& point, bool nonblocking, SizeOutcome& out);
   // One untimed operation, completed (with -G: captured into a graph of one call, launched).
   void run_once(const CollArgs& a, bool nonblocking);
   // bytes, count, dtype, op, root, in_place, algo, iterations, warmup.
@@ -50,6 +54,13 @@ class CollectiveRunnerBase : public Runner {
   size_t elements(size_t count, bool send) const;
   // How the backend reduces --dtype with --op, where it says (MPI: its MPI_Op).
   std::string reduction_note() const;
+  // The header line that says what -c checks.
+  std::string validation_line() const;
+  // Whether -c runs the order-sensitive pass (allreduce of a floating-point sum or prod).
+  bool order_pass() const;
+  // The ranks whose result bits (`bits`, this rank's) differ from rank 0's: a hash per rank
+  // gathered on the control communicator. Collective.
+  std::vector<int> ranks_differing(const std::vector<std::byte>& bits) const;
 
   std::vector<Point> points_;
   std::vector<std::string> notes_;

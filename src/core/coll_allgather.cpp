@@ -56,6 +56,7 @@ const CollSpec kAllgatherSpec{
     .fill = fill,
     .check = check,
     .backends = kAllBackends,
+    .same_on_all_ranks = true,
 };
 
 }  // namespace cb

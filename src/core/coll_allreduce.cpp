@@ -36,6 +36,7 @@ const CollSpec kAllreduceSpec{
     .fill = fill_reduction,
     .check = check,
     .backends = kAllBackends,
+    .same_on_all_ranks = true,
 };
 
 }  // namespace cb

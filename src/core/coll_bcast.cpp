@@ -35,6 +35,7 @@ const CollSpec kBcastSpec{
     .fill = fill,
     .check = check,
     .backends = kAllBackends,
+    .same_on_all_ranks = true,
 };
 
 }  // namespace cb

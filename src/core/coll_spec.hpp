@@ -55,6 +55,10 @@ struct CollSpec {
   // Per-peer counts differ (alltoallv): CollArgs::counts holds them (--counts), count is
   // their mean, and the buffer sizes of *_elements_of() come from the matrix.
   bool varying_counts = false;
+  // Every rank's result must be the same bits (allreduce, allgather, bcast): -c compares
+  // them across ranks as well as against the expected values. Not for reduce_scatter and
+  // alltoall(v), whose results differ per rank, nor reduce (only the root has one).
+  bool same_on_all_ranks = false;
 
   std::string_view name() const;
   bool runs_on(BackendKind k) const { return (backends & backend_bit(k)) != 0; }

@@ -321,17 +321,25 @@ std::string BufferPlan::sizes_text() const {
   return text;
 }
 
+size_t BufferPlan::reuse_waits() const {
+  return static_cast<size_t>(
+      std::count_if(waits_for.begin(), waits_for.end(), [](size_t j) { return j != SIZE_MAX; }));
+}
+
 BufferPlan share_buffers(const std::vector<size_t>& message_bytes, const std::vector<int>& segments,
                          size_t window, const std::vector<size_t>& done_before) {
   BufferPlan p;
-  p.window = std::max<size_t>(window, 1);
+  p.window = window;
   std::vector<size_t> last_user;  // per buffer: the latest message that used it
   for (size_t k = 0; k < message_bytes.size(); ++k) {
     const size_t need = message_bytes[k];
+    // Complete before k launches whatever the timing: no wait needed.
+    const auto done = [&](size_t j) {
+      return segments.at(j) != segments.at(k) || (j < done_before.size() && done_before[j] <= k);
+    };
     const auto free = [&](size_t b) {
       const size_t j = last_user[b];
-      return segments.at(j) != segments.at(k) || k - j >= p.window ||
-             (j < done_before.size() && done_before[j] <= k);
+      return done(j) || (window > 0 && k - j >= window);
     };
     size_t fit = SIZE_MAX, largest = SIZE_MAX;  // smallest free that fits; largest free
     for (size_t b = 0; b < p.bytes.size(); ++b) {
@@ -343,8 +351,10 @@ BufferPlan share_buffers(const std::vector<size_t>& message_bytes, const std::ve
     if (chosen == SIZE_MAX) {
       chosen = p.bytes.size();
       p.bytes.push_back(0);
-      last_user.push_back(0);
+      last_user.push_back(k);
     }
+    const size_t previous = last_user[chosen];
+    p.waits_for.push_back(previous != k && !done(previous) ? previous : SIZE_MAX);
     p.bytes[chosen] = std::max(p.bytes[chosen], need);
     last_user[chosen] = k;
     p.buffer_of.push_back(chosen);
@@ -352,7 +362,7 @@ BufferPlan share_buffers(const std::vector<size_t>& message_bytes, const std::ve
   return p;
 }
 
-BufferPlan share_buffers(const ReplayPlan& plan, int nranks) {
+BufferPlan share_buffers(const ReplayPlan& plan, int nranks, size_t window) {
   std::vector<size_t> bytes;
   std::vector<int> segments;
   for (const ReplayMessage& m : plan.messages) {
@@ -368,7 +378,13 @@ BufferPlan share_buffers(const ReplayPlan& plan, int nranks) {
       if (a.kind == ReplayAction::Kind::Wait) done_before.at(a.message) = next;
     }
   }
-  return share_buffers(bytes, segments, kMaxInFlight, done_before);
+  return share_buffers(bytes, segments, window, done_before);
+}
+
+BufferPlan plan_buffers(const ReplayPlan& plan, int nranks, size_t limit) {
+  BufferPlan own = share_buffers(plan, nranks, 0);
+  if (own.total_bytes() <= limit) return own;
+  return share_buffers(plan, nranks, kShareWindow);
 }
 
 std::vector<std::pair<size_t, size_t>> validation_batches(const ReplayPlan& plan,

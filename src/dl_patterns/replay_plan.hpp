@@ -28,12 +28,12 @@ inline constexpr double kModelDefaultUsPerMiB = 200;
 // each slice (what Horovod's background thread or a progress thread would do).
 inline constexpr double kProgressSliceUs = 50;
 
-// A window of collectives in flight per rank, counted in launch order from the oldest one
-// still running: message k launches only once message k - 16 has completed. A bounded
-// request queue, like a communication library's FIFO; the engine's shared-memory path
-// keeps per-operation state for 16 consecutive operations, and every backend gets the
-// same bound.
-inline constexpr size_t kMaxInFlight = 16;
+// Messages in flight are not limited: each is started once ready, as DDP starts a bucket's
+// allreduce (no cap on buckets in flight). Only a message that takes over the buffer of an
+// earlier message of the same step waits, before it starts, for that message to complete;
+// buffers are shared within a step only when each message's own buffer would exceed -M,
+// and then a buffer passes on only kShareWindow or more launches later (share_buffers()).
+inline constexpr size_t kShareWindow = 16;
 
 // --compute none | trace | us-per-mb:X
 struct ComputeSpec {
@@ -146,32 +146,42 @@ BufferElements buffer_elements(const ReplayMessage& m, int nranks);
 // Bytes of buffer one message needs (send and receive parts together).
 size_t buffer_bytes(const ReplayMessage& m, int nranks);
 
-// Buffers shared among messages that are never in flight at the same time. Message k may
-// reuse the buffer of message j < k only when j is in an earlier segment (a segment ends by
-// waiting for all) or at least `window` launches earlier in the same segment (k launches
-// only once k - window has completed: kMaxInFlight). Assigned in launch order: the smallest
-// free buffer that fits, else the largest free one grown to fit, else a new one. So there
-// are at most `window` buffers, none larger than the largest message: memory is at most
-// window x the largest message, whatever the number of messages. With at most `window`
-// messages per segment, every message of a segment has a buffer of its own.
+// Buffers shared among messages. Message k may reuse the buffer of message j < k when j
+// is in an earlier segment (a segment ends by waiting for all), when a Wait action for j
+// comes before k's launch (`done_before`), or, with window > 0, when j is at least `window`
+// launches earlier in the same segment: then k waits, before it starts, until j has
+// completed (waits_for). window 0: no buffer passes on within a segment, so nothing waits
+// and every message of a segment can be in flight at once. Assigned in launch order: the
+// smallest free buffer that fits, else the largest free one grown to fit, else a new one.
+// With window W > 0 there are at most W buffers, none larger than the largest message:
+// memory is at most W x the largest message, whatever the number of messages.
 struct BufferPlan {
   std::vector<size_t> bytes;      // per buffer
   std::vector<size_t> buffer_of;  // per message: the buffer it uses
-  size_t window = kMaxInFlight;
+  // Per message: the earlier message of its segment that used its buffer and is not known
+  // to be complete when it launches (it must be waited for first), or SIZE_MAX.
+  std::vector<size_t> waits_for;
+  size_t window = 0;
 
   size_t total_bytes() const;
   size_t largest_bytes() const;
+  size_t reuse_waits() const;  // messages with a waits_for
   // "2 x 22020096 B + 1 x 14680064 B": the buffers by size, largest first.
   std::string sizes_text() const;
 };
 // `done_before` (optional, per message): message j is also complete once message
 // done_before[j] launches (a Wait action for j precedes that launch: --parallel fsdp).
 BufferPlan share_buffers(const std::vector<size_t>& message_bytes, const std::vector<int>& segments,
-                         size_t window = kMaxInFlight, const std::vector<size_t>& done_before = {});
-BufferPlan share_buffers(const ReplayPlan& plan, int nranks);
+                         size_t window = 0, const std::vector<size_t>& done_before = {});
+BufferPlan share_buffers(const ReplayPlan& plan, int nranks, size_t window = 0);
+// What cb_replay allocates: a buffer per message of a segment (window 0) when that fits in
+// `limit` bytes, else buffers shared with kShareWindow (which may still exceed the limit:
+// the caller refuses it).
+BufferPlan plan_buffers(const ReplayPlan& plan, int nranks, size_t limit);
 
 // Validation batches: [first, end) ranges of consecutive messages of one segment that share
-// no buffer (at most `window` each), in order, covering every message. Each batch is
+// no buffer (the whole segment with window 0; else at most `window` each), in order,
+// covering every message. Each batch is
 // filled, run and checked before the next reuses its buffers.
 std::vector<std::pair<size_t, size_t>> validation_batches(const ReplayPlan& plan,
                                                           const BufferPlan& buffers);

@@ -60,7 +60,7 @@ class ReplayRunner final : public Runner {
     }
     const int n = rc_.ctl.size();
     fit_ = fit_to_backend(in_, rc_.be, o, n);
-    buffers_ = share_buffers(in_.plan, n);
+    buffers_ = plan_buffers(in_.plan, n, o.mem_limit);
     if (buffers_.total_bytes() > o.mem_limit)
       throw UsageError(
           "the replay needs " + mib(buffers_.total_bytes()) +
@@ -68,8 +68,8 @@ class ReplayRunner final : public Runner {
           " (-M/--mem-limit): " + std::to_string(buffers_.bytes.size()) + " buffers (" +
           buffers_.sizes_text() + ") shared among " + std::to_string(in_.plan.messages.size()) +
           " messages, the largest message " + std::to_string(buffers_.largest_bytes()) +
-          " B; a buffer is shared only by messages never in flight together (up to " +
-          std::to_string(kMaxInFlight) + " are, and a step's messages until its end)");
+          " B; a buffer passes on within a step only " + std::to_string(kShareWindow) +
+          " or more launches later, after waiting for its previous message");
     steps_ = replay_steps(in_.plan);
     step_ = std::make_unique<StepRunner>(rc_.be, rc_.ctl, in_.plan, buffers_, o.mem, o.algo);
   }
@@ -86,8 +86,12 @@ class ReplayRunner final : public Runner {
     }
     lines.insert(lines.end(), fit_.notes.begin(), fit_.notes.end());
     lines.push_back(
-        "# Step: barrier; each message started non-blocking once ready (allreduce in place, " +
-        std::to_string(kMaxInFlight) + " in flight at most, counted from the oldest); " +
+        "# Step: barrier; each message started non-blocking once ready (allreduce in place, "
+        "no limit on messages in flight" +
+        (buffers_.reuse_waits() ? std::string("; a message whose buffer an earlier one of the "
+                                              "step used first waits for that one")
+                                : std::string()) +
+        "); " +
         (in_.moe.model           ? std::string("each exchange waits for the one before; ")
          : in_.plan.dependencies ? std::string("compute waits for the allgather of its unit; ")
                                  : std::string()) +
@@ -112,10 +116,7 @@ class ReplayRunner final : public Runner {
                     (buffers == messages
                          ? "one per message (" + std::to_string(buffers) + ")"
                          : std::to_string(buffers) + " shared among " + std::to_string(messages) +
-                               " messages (a buffer passes only to a message " +
-                               std::to_string(kMaxInFlight) + " or more launches later, " +
-                               (in_.plan.dependencies ? "after a wait for its message, " : "") +
-                               "or in a later step: never while in flight)") +
+                               " messages (" + sharing_text() + ")") +
                     ", " + mib(buffers_.total_bytes()) + " per rank, limit " +
                     format_bytes(rc_.opt.mem_limit) + " (-M)");
     return lines;
@@ -289,13 +290,25 @@ class ReplayRunner final : public Runner {
             {"largest_bytes", buffers_.largest_bytes()},
             {"limit_bytes", rc_.opt.mem_limit},
             {"window", buffers_.window},
+            {"reuse_waits", buffers_.reuse_waits()},
             {"sizes", sizes},
-            {"rule",
-             "a message reuses a buffer only when no message using it can still be in flight: "
-             "at least " +
-                 std::to_string(buffers_.window) +
-                 " launches later, or in a later step; smallest free buffer that fits, else the "
-                 "largest free one grown, else a new one"}};
+            {"rule", sharing_text() +
+                         "; smallest free buffer that fits, else the largest free one grown, "
+                         "else a new one"}};
+  }
+
+  // How buffers pass from message to message (share_buffers()).
+  std::string sharing_text() const {
+    std::string text = "a buffer passes on in a later step";
+    if (in_.plan.dependencies) text += ", or after a wait for its message";
+    if (buffers_.window == 0)
+      return text +
+             "; within a step each message has its own (they fit in -M), so no launch "
+             "waits for a buffer";
+    return text + ", or within a step " + std::to_string(buffers_.window) +
+           " or more launches later, the launch then waiting until its previous message has "
+           "completed (a buffer per message of a step would exceed -M; " +
+           std::to_string(buffers_.reuse_waits()) + " launches wait so)";
   }
 
   nlohmann::json steps_json(int iters) const {

@@ -3,6 +3,7 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <cstdint>
 
 #include "core/coll_spec.hpp"
 #include "gpu/memory.hpp"
@@ -40,6 +41,7 @@ StepRunner::StepRunner(Backend& be, const Control& ctl, const ReplayPlan& plan,
     a.send = a.in_place ? a.recv : e.send ? buf.slice(e.recv * width, e.send * width) : Buf{};
     args_.push_back(a);
   }
+  open_.assign(plan.messages.size(), false);
   launch_.resize(plan.messages.size());
   latency_.resize(plan.messages.size());
 }
@@ -55,9 +57,12 @@ StepRunner::~StepRunner() {
 }
 
 void StepRunner::launch_message(size_t message, double step_start_s, bool record) {
-  wait_for_window(record);  // a full queue: the oldest work must finish first
+  // Its buffer's previous user, if still running, must finish first (share_buffers()).
+  if (const size_t before = plan_buffers_.waits_for.at(message); before != SIZE_MAX)
+    wait_for(before, record);
   const double start = now_s();
   in_flight_.push_back({message, start, be_.start(args_[message])});
+  open_[message] = true;
   if (record) launch_[message].add((start - step_start_s) * 1e6);
 }
 
@@ -67,6 +72,7 @@ void StepRunner::progress(bool record) {
     if (!f.request || !f.request->test()) continue;
     if (record) latency_[f.message].add((now_s() - f.start_s) * 1e6);
     f.request.reset();
+    open_[f.message] = false;
   }
   while (first_open_ < in_flight_.size() && !in_flight_[first_open_].request) ++first_open_;
 }
@@ -83,17 +89,9 @@ void StepRunner::poll_until(Done&& done, bool record) {
   }
 }
 
-void StepRunner::wait_for_window(bool record) {
-  poll_until([&] { return in_flight_.size() - first_open_ < kMaxInFlight; }, record);
-}
-
 void StepRunner::wait_for(size_t message, bool record) {
-  const auto open = [&] {
-    for (size_t i = first_open_; i < in_flight_.size(); ++i)
-      if (in_flight_[i].message == message) return in_flight_[i].request != nullptr;
-    return false;  // completed (or never launched)
-  };
-  poll_until([&] { return !open(); }, record);
+  // Completed, or never launched in this step: nothing to wait for.
+  poll_until([&] { return !open_.at(message); }, record);
 }
 
 void StepRunner::wait_all(bool record) {
@@ -101,6 +99,7 @@ void StepRunner::wait_all(bool record) {
   be_.sync();
   in_flight_.clear();
   first_open_ = 0;
+  open_.assign(open_.size(), false);
 }
 
 StepSample StepRunner::run(const std::vector<ReplayAction>& actions, bool record) {
@@ -149,7 +148,7 @@ long long StepRunner::validate() {
   long long wrong = 0;
   bool corrupt = injected_fault() == Fault::Corrupt;
   // A shared buffer holds one message at a time: each batch is filled, run and checked
-  // before the next one refills its buffers.
+  // before the next one refills its buffers (no message of a batch waits for another).
   for (const auto& [first, end] : validation_batches(plan_, plan_buffers_)) {
     for (size_t k = first; k < end; ++k) {  // inputs of the whole batch before any starts
       const CollArgs& a = args_[k];

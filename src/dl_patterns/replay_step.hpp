@@ -1,9 +1,9 @@
 // Runs one replayed training step on a backend: emulated backward compute in slices,
-// each collective started non-blocking when its data is ready, in-flight collectives
-// tested between slices, and a wait for all of them at each step boundary. Also the
-// untimed validation step. Buffers (shared among messages that are never in flight
-// together: share_buffers(); in place where the frameworks reduce in place) are allocated
-// once.
+// each collective started non-blocking when its data is ready (no limit on how many are in
+// flight), in-flight collectives tested between slices, and a wait for all of them at each
+// step boundary. Also the untimed validation step. Buffers (share_buffers(); in place
+// where the frameworks reduce in place) are allocated once; a message whose buffer an
+// earlier message of the step still uses waits for that one before it starts.
 #pragma once
 
 #include <memory>
@@ -65,8 +65,6 @@ class StepRunner {
   void progress(bool record);
   template <typename Done>
   void poll_until(Done&& done, bool record);
-  // Until the launch-order window from the oldest request still running has room.
-  void wait_for_window(bool record);
   // Until `message` (launched in this step) has completed: a Wait action.
   void wait_for(size_t message, bool record);
   void wait_all(bool record);
@@ -79,6 +77,7 @@ class StepRunner {
   std::vector<CollArgs> args_;       // per message
   std::vector<InFlight> in_flight_;  // launch order; a completed one has no request
   size_t first_open_ = 0;            // in_flight_[0, first_open_) have completed
+  std::vector<bool> open_;           // per message: launched in this step, not yet complete
   std::vector<LatencyStats> launch_, latency_;
   DummyCompute compute_;
 };

@@ -6,6 +6,31 @@
 
 namespace cb::engine {
 
+int build_operation(Schedule& s, const Algorithm& algo, const CollArgs& args, const Group& group,
+                    Comm& comm) {
+  const int tag = comm.next_tag();
+  s.set_op(comm.operations());
+  s.set_mem(args.recv.mem);
+  s.set_group(&group);
+  const bool keep_own_block =
+      args.coll == Coll::ReduceScatter && args.in_place && group.rank() != 0 && args.count;
+  const size_t block = args.count * dtype_size(args.dtype);
+  std::byte* own =
+      static_cast<std::byte*>(args.recv.ptr) + block * static_cast<size_t>(group.rank());
+  std::byte* saved = keep_own_block ? s.scratch(block) : nullptr;
+  if (keep_own_block) {
+    s.copy(saved, own, block);
+    s.end_round();
+  }
+  algo.build(s, args, group);
+  if (keep_own_block) {
+    s.copy(own, saved, block);
+    s.end_round();
+  }
+  s.set_group(nullptr);
+  return tag;
+}
+
 std::span<const Algorithm* const> all_algorithms() {
   static constexpr const Algorithm* kAll[] = {&kAllreduceRecursiveDoubling,
                                               &kAllreduceRabenseifner,

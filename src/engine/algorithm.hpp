@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "core/args.hpp"
+#include "engine/comm.hpp"
 #include "engine/group.hpp"
 #include "engine/schedule.hpp"
 
@@ -27,6 +28,15 @@ struct Algorithm {
   // blocking library call costs less than the non-blocking call plus tests.
   void (*run_blocking)(const CollArgs& args, const Group& group) = nullptr;
 };
+
+// Takes the next operation's tag and number from `comm` (the same on every rank) and builds
+// `algo`'s schedule of `args` for `group` into `s`; returns the tag. The one way the
+// engine backend and the preload make an operation. An in-place reduce_scatter leaves
+// every block but block 0 (the result) of the rank's buffer as it was, as MPI libraries
+// do and programs check (mpi4py's tests): some algorithms build the result in the rank's
+// own block, which is saved first and put back after.
+int build_operation(Schedule& s, const Algorithm& algo, const CollArgs& args, const Group& group,
+                    Comm& comm);
 
 std::span<const Algorithm* const> all_algorithms();
 const Algorithm* find_algorithm(Coll coll, std::string_view name);

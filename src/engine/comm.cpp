@@ -57,7 +57,7 @@ Comm::Comm(MPI_Comm parent, WaitMode wait, size_t shm_heap_bytes) : wait_(wait) 
     shm_ = std::make_unique<NodeShm>(node, node_members(node_of(rank_)), heap,
                                      settings.shm_staging_bytes, settings.cma);
     shm_transport_ = std::make_unique<ShmTransport>(*shm_);
-    shm_status_ = "on";
+    shm_status_ = shm_->note().empty() ? "on" : "on (" + shm_->note() + ")";
     // Said once per process: the single-copy paths on private buffers are off.
     static bool said = false;
     if (settings.cma && !shm_->cma() && rank_ == 0 && !said) {

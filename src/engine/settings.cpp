@@ -16,6 +16,8 @@ EngineSettings read_settings() {
   s.shm = setting_flag("CB_ENGINE_SHM", true);
   s.shm_heap_bytes = setting_bytes("CB_SHM_HEAP_BYTES", 4 * GiB, 4 * KiB, 1 * TiB);
   s.shm_staging_bytes = setting_bytes("CB_SHM_STAGING_BYTES", 16 * MiB, 64 * KiB, 16 * GiB);
+  s.shm_channel_bytes = setting_bytes("CB_SHM_CHANNEL_BYTES", 8 * MiB, 64 * KiB, 1 * GiB);
+  s.shm_max_bytes = setting_bytes("CB_SHM_MAX_BYTES", 0, 0, SIZE_MAX);
   // As before: unset or 0 means never (always the pipelined copy through shared memory).
   s.cma = setting_flag("CB_ENGINE_CMA", true);
   s.shm_cma_bytes = setting_bytes("CB_SHM_CMA_BYTES", 0, 0, SIZE_MAX);

@@ -14,6 +14,7 @@
 #include "backends/make_backend.hpp"
 #include "config.hpp"
 #include "core/mpi_check.hpp"
+#include "core/verify.hpp"
 #include "gpu/device.hpp"
 #include "harness/environment.hpp"
 #include "harness/interrupt.hpp"
@@ -120,8 +121,10 @@ SizeOutcome measure_point(const RunContext& rc, Runner& runner, const Point& poi
   if (!rc.ctl.is_root()) times.assign(times.size(), std::numeric_limits<double>::lowest());
   times = rc.ctl.max(times);
   const PassSummary s = summarize_passes(times);
+  RankAgreement agreement = outs.back().agreement;  // the validated pass's
   SizeOutcome out = std::move(outs[s.reported]);
   out.wrong = wrong;
+  out.agreement = std::move(agreement);
   out.record["repeat"] = {{"passes", passes},      {"figure", out.pass_figure},
                           {"pass_us", times},      {"reported_pass", s.reported},
                           {"median_us", s.median}, {"min_us", s.min},
@@ -148,23 +151,39 @@ int sweep(const RunContext& rc, Runner& runner, Table& table, Report& report, Wa
     SizeOutcome out =
         measure_point(rc, runner, point, dog, [&](int pass) { progress.show(i, pass, what); });
     progress.clear();  // the row below may go to the same terminal
+    const RankAgreement& agree = out.agreement;
+    const bool failed = out.wrong || agree.failed();
     if (rc.opt.validate) {
-      out.cells.push_back({"Validation", 0, 0, out.wrong ? "Fail" : "Pass"});
-      out.record["validation"] = {
-          {"enabled", true}, {"wrong_elements", out.wrong}, {"passed", out.wrong == 0}};
+      out.cells.push_back({"Validation", 0, 0, failed ? "Fail" : "Pass"});
+      nlohmann::json& v = out.record["validation"];
+      v = {{"enabled", true},
+           {"wrong_elements", out.wrong},
+           {"passed", !failed},
+           {"bits_compared", agree.compared},
+           {"order_check", agree.order_ran}};
+      if (agree.compared) v["differing_ranks"] = agree.differ;
+      if (agree.order_ran) v["order_differing_ranks"] = agree.order_differ;
     } else {
       out.record["validation"] = {{"enabled", false}};
     }
     table.row(bytes, out.cells);
     for (const auto& line : out.extra_lines) table.line(line);
     report.add_result(std::move(out.record));
-    if (out.wrong) {
-      ++failed_sizes;
-      if (rc.ctl.is_root())
-        std::fprintf(stderr,
-                     "collbench: DATA VALIDATION ERROR: %lld wrong elements at message size %zu\n",
-                     out.wrong, bytes);
-    }
+    if (failed) ++failed_sizes;
+    if (out.wrong && rc.ctl.is_root())
+      std::fprintf(stderr,
+                   "collbench: DATA VALIDATION ERROR: %lld wrong elements at message size %zu\n",
+                   out.wrong, bytes);
+    const auto differ = [&](const std::vector<int>& ranks, const char* inputs) {
+      if (ranks.empty() || !rc.ctl.is_root()) return;
+      std::fprintf(stderr,
+                   "collbench: DATA VALIDATION ERROR: result bits differ across ranks at message "
+                   "size %zu (%s): rank%s %s differ%s from rank 0\n",
+                   bytes, inputs, ranks.size() > 1 ? "s" : "", rank_list(ranks).c_str(),
+                   ranks.size() > 1 ? "" : "s");
+    };
+    differ(agree.differ, "exact inputs");
+    differ(agree.order_differ, "order-sensitive inputs");
   }
   return failed_sizes ? kExitValidationFailed : kExitOk;
 }

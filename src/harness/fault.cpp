@@ -17,6 +17,7 @@ Fault injected_fault() {
     const std::string v = env ? env : "";
     if (v == "corrupt") return Fault::Corrupt;
     if (v == "hang") return Fault::Hang;
+    if (v == "diverge") return Fault::Diverge;
     if (v == "die" || v.rfind("die:", 0) == 0) return Fault::Die;
     if (!v.empty()) std::fprintf(stderr, "collbench: ignoring unknown CB_TEST_FAULT '%s'\n", env);
     return Fault::None;

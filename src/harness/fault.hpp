@@ -7,6 +7,9 @@
 //            size of a collective (blocking: between two calls; non-blocking: once it
 //            has started one): the others must notice and fail with a clear error;
 //            die:R  the same, rank R instead of the last
+//   diverge  the last rank flips the first byte of its result of -c's order-sensitive pass
+//            (floating-point allreduce sum or prod, at least 2 ranks): no element check
+//            can see it, the comparison of the ranks' bits must (exit 1)
 #pragma once
 
 #include <cstdint>
@@ -15,7 +18,7 @@
 
 namespace cb {
 
-enum class Fault : uint8_t { None, Corrupt, Hang, Die };
+enum class Fault : uint8_t { None, Corrupt, Hang, Die, Diverge };
 
 Fault injected_fault();                   // read once from CB_TEST_FAULT
 int fault_rank(int nranks);               // the rank that dies: die:R, else the last

@@ -43,10 +43,21 @@ struct Point {
   bool validate = true;  // with -c, check the data after this pass (--repeat: the last only)
 };
 
+// -c beyond the element check: whether every rank got the same result bits, where the
+// collective defines one result for all (CollSpec::same_on_all_ranks). The same on every rank.
+struct RankAgreement {
+  bool compared = false;          // the exact fill's result bits were compared across ranks
+  std::vector<int> differ;        // ranks whose bits differ from rank 0's
+  bool order_ran = false;         // the order-sensitive pass ran (floating-point sum and prod)
+  std::vector<int> order_differ;  // ranks whose bits differ from rank 0's in that pass
+  bool failed() const { return !differ.empty() || !order_differ.empty(); }
+};
+
 struct SizeOutcome {
   std::vector<Cell> cells;               // table columns after Size (Validation is added by sweep)
   nlohmann::json record;                 // the JSON result for this size (complete on rank 0)
   long long wrong = 0;                   // wrong elements summed over ranks
+  RankAgreement agreement;               // -c: result bits across ranks (collectives)
   std::vector<std::string> extra_lines;  // printed (rank 0) after the row, e.g. a breakdown
   // The time the headline figure comes from (us, lower is better; the same on every rank)
   // and that figure's place in the record: --repeat orders passes by it and reports the

@@ -93,17 +93,6 @@ WaitMode wait_mode_for(MPI_Comm comm) {
   return cores > 0 && local_size > cores ? WaitMode::Yield : WaitMode::Spin;
 }
 
-int build_schedule(engine::Schedule& s, const engine::Algorithm& algo, const CollArgs& args,
-                   const engine::Group& group, engine::Comm& comm) {
-  const int tag = comm.next_tag();
-  s.set_op(comm.operations());
-  s.set_mem(args.recv.mem);
-  s.set_group(&group);
-  algo.build(s, args, group);
-  s.set_group(nullptr);
-  return tag;
-}
-
 [[noreturn]] void fatal(const char* function, const std::string& what) {
   int rank = 0;
   PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -123,7 +112,7 @@ class NbOp {
   NbOp(std::shared_ptr<CommEngine> eng, const engine::Algorithm& algo, const CollArgs& a,
        const char* function)
       : eng_(std::move(eng)), function_(function) {
-    const int tag = build_schedule(sched_, algo, a, eng_->world_, eng_->comm_);
+    const int tag = engine::build_operation(sched_, algo, a, eng_->world_, eng_->comm_);
     exec_ = std::make_unique<engine::Execution>(sched_, eng_->comm_, eng_->host_, tag);
   }
   bool advance() {
@@ -228,10 +217,24 @@ int delete_fn(MPI_Comm comm, int, void* value, void*) {
   return MPI_SUCCESS;
 }
 
+void (*g_at_finalize)() = nullptr;
+
+// MPI_Finalize deletes MPI_COMM_SELF's attributes before anything else: the hook runs even
+// where the application's MPI_Finalize does not reach ours (Fortran's mpi_f08 bindings call
+// PMPI_Finalize directly).
+int finalize_fn(MPI_Comm, int, void*, void*) {
+  if (g_at_finalize) g_at_finalize();
+  return MPI_SUCCESS;
+}
+
 int keyval() {
   std::call_once(g_keyval_once, [] {
     Inside in;
     PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_fn, &g_keyval, nullptr);
+    int self_key = MPI_KEYVAL_INVALID;
+    if (PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, finalize_fn, &self_key, nullptr) ==
+        MPI_SUCCESS)
+      PMPI_Comm_set_attr(MPI_COMM_SELF, self_key, nullptr);
   });
   return g_keyval;
 }
@@ -245,6 +248,10 @@ Holder* holder_of(MPI_Comm comm) {
 }
 
 }  // namespace
+
+void at_finalize(void (*fn)()) {
+  g_at_finalize = fn;
+}
 
 uint64_t engines_generation() {
   return g_generation.load(std::memory_order_relaxed);
@@ -365,7 +372,7 @@ BlockedProgress::~BlockedProgress() {
 }
 
 CommEngine::CommEngine(MPI_Comm comm)
-    : comm_(comm, wait_mode_for(comm)),
+    : comm_(comm, wait_mode_for(comm), 0),  // no shared heap: a program's buffers are its own
       world_(comm_.rank(), comm_.size(), &comm_, comm_.node_count() == 1 ? comm_.shm() : nullptr) {
   comm_.set_tuning(tuning_table().parameters());
   for (const CollSpec* spec : coll_specs())
@@ -405,7 +412,7 @@ void CommEngine::run(const CollArgs& a) {
     const engine::Algorithm* algo = choose(a, &why);
     if (!algo) throw UsageError(why);
     blocking_.reset();
-    const int tag = build_schedule(blocking_, *algo, a, world_, comm_);
+    const int tag = engine::build_operation(blocking_, *algo, a, world_, comm_);
     exec = std::make_unique<engine::Execution>(blocking_, comm_, host_, tag);
   }
   for (uint64_t polls = 0;;) {

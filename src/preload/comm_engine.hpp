@@ -85,6 +85,9 @@ std::shared_ptr<CommEngine> engine_of(MPI_Comm comm, bool create);
 uint64_t engines_generation();
 // Frees the engines of every communicator still alive (before PMPI_Finalize).
 void free_all_engines();
+// `fn` runs at the start of PMPI_Finalize (an attribute of MPI_COMM_SELF, set with the first
+// engine), even when the application's MPI_Finalize bypasses the library's.
+void at_finalize(void (*fn)());
 // Advances every non-blocking engine operation of this process once; true if any is left.
 bool progress_all();
 // Non-blocking engine operations in flight in this process (no lock taken).

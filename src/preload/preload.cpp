@@ -27,24 +27,25 @@ namespace cb::preload {
 namespace {
 
 // The routed functions, with their MPI-4 large-count forms (`_c`, MPI_Count counts).
-#define CB_ROUTED_FUNCTIONS(X)                                                                \
-  X(Allreduce)                                                                                \
-  X(Bcast) X(Alltoall) X(Reduce) X(Allgather) X(Reduce_scatter_block) X(Iallreduce) X(Ibcast) \
-      X(Ialltoall) X(Ireduce) X(Iallgather) X(Ireduce_scatter_block)
+// clang-format off
+#define CB_ROUTED_FUNCTIONS(X) \
+  X(Allreduce) X(Bcast) X(Alltoall) X(Reduce) X(Allgather) X(Reduce_scatter_block) \
+  X(Iallreduce) X(Ibcast) X(Ialltoall) X(Ireduce) X(Iallgather) X(Ireduce_scatter_block)
 enum Fn : int {
 #define CB_FN(name) k##name, k##name##_c,
   CB_ROUTED_FUNCTIONS(CB_FN)
 #undef CB_FN
-      kBarrier,
+  kBarrier,
   kIbarrier,
   kFnCount
 };
 constexpr std::array<const char*, kFnCount> kNames = {
 #define CB_NAME(name) "MPI_" #name, "MPI_" #name "_c",
-    CB_ROUTED_FUNCTIONS(CB_NAME)
+  CB_ROUTED_FUNCTIONS(CB_NAME)
 #undef CB_NAME
-        "MPI_Barrier",
-    "MPI_Ibarrier"};
+  "MPI_Barrier",
+  "MPI_Ibarrier"};
+// clang-format on
 
 // Calls taken and passed through, per function, with the reasons.
 struct Counts {
@@ -109,6 +110,22 @@ void report() {
   }
   if (fd != 2) close(fd);
 }
+
+// At MPI_Finalize, once: every engine freed before the library's own finalisation, then
+// the CB_PRELOAD_VERBOSE lines. From our MPI_Finalize, or from the MPI_COMM_SELF attribute
+// (at_finalize) where PMPI_Finalize is called directly.
+void finish() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    try {
+      free_all_engines();
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "cb_engine_preload: MPI_Finalize: freeing the engine: %s\n", e.what());
+    }
+    report();
+  });
+}
+[[maybe_unused]] const bool g_finish_registered = (at_finalize(finish), true);
 
 // The engine could not be created on this communicator (a bad CB_* setting, say: the same
 // on every rank): one line, then the communicator's error handler.
@@ -522,14 +539,7 @@ using cb::Coll;
 extern "C" {
 
 CB_EXPORT int MPI_Finalize(void) {
-  if (!inside_engine()) {
-    try {
-      free_all_engines();
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "cb_engine_preload: MPI_Finalize: freeing the engine: %s\n", e.what());
-    }
-    report();
-  }
+  if (!inside_engine()) finish();
   return PMPI_Finalize();
 }
 

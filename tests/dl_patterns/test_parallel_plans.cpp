@@ -3,6 +3,7 @@
 // order FSDP (prefetch) and DeepSpeed ZeRO do.
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <map>
 #include <stdexcept>
 
@@ -277,19 +278,19 @@ namespace cb::dl {
 namespace {
 
 // A gathered unit's buffer passes on once its Wait has run: FSDP's buffers fit the default
-// 1 GiB limit for GPT-2 at 2 ranks, and no buffer is shared by messages in flight together.
+// 1 GiB limit for GPT-2 at 2 ranks, and no buffer is shared by messages in flight together
+// (a launch waits only for the plan's waits_for: replay_step.cpp).
 TEST(FsdpPlan, BuffersPassOnAfterTheirWait) {
   const ReplayPlan p = plan_parallel(*find_model("gpt2"), Dtype::Float, {}, parse_parallel("fsdp"),
                                      parse_compute("trace"), 2);
-  const BufferPlan b = share_buffers(p, 2);
+  const BufferPlan b = plan_buffers(p, 2, size_t{1} << 30);
   EXPECT_LT(b.total_bytes(), size_t{1} << 30);
   std::vector<bool> open(p.messages.size());
   for (const ReplayAction& a : p.actions) {
     if (a.kind == ReplayAction::Kind::Wait) open[a.message] = false;
     if (a.kind != ReplayAction::Kind::Launch) continue;
-    // Message k launches only once k - kMaxInFlight has completed (the launch window).
-    for (size_t j = a.message >= kMaxInFlight ? a.message - kMaxInFlight + 1 : 0; j < a.message;
-         ++j)
+    if (const size_t before = b.waits_for.at(a.message); before != SIZE_MAX) open[before] = false;
+    for (size_t j = 0; j < a.message; ++j)
       EXPECT_FALSE(open[j] && b.buffer_of[j] == b.buffer_of[a.message]) << j << " " << a.message;
     open[a.message] = true;
   }

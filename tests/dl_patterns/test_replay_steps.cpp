@@ -1,9 +1,11 @@
 // cb_replay of a count table that covers many training steps (issue 15): the per-step split
 // of --steps (the remainder rule, bytes per step) and the buffers shared among messages
-// that are never in flight together (the memory bound, validation batches).
+// (a message that takes over a buffer waits for its previous message; the memory bound,
+// validation batches; no limit on messages in flight otherwise: issue 25).
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <set>
 #include <stdexcept>
 
@@ -38,23 +40,39 @@ std::vector<size_t> bytes_per_segment(const ReplayPlan& p) {
   return bytes;
 }
 
-// What the runner relies on: a buffer is big enough for every message that uses it, and two
-// messages that can be in flight together (same segment, fewer than `window` launches
-// apart) never share one.
+// What the runner relies on: a buffer is big enough for every message that uses it; a
+// message that takes over a buffer from an earlier message of its segment first waits for
+// that one (waits_for, which itself waited for the one before), which is at least `window`
+// launches earlier; with window 0 no two messages of a segment share a buffer, so no launch
+// waits at all.
 void expect_safe(const BufferPlan& b, const std::vector<size_t>& bytes,
                  const std::vector<int>& segments) {
   ASSERT_EQ(b.buffer_of.size(), bytes.size());
-  EXPECT_LE(b.bytes.size(), b.window);
-  for (size_t k = 0; k < bytes.size(); ++k) {
-    EXPECT_GE(b.bytes.at(b.buffer_of[k]), bytes[k]) << "message " << k;
-    for (size_t j = k >= b.window ? k - b.window + 1 : 0; j < k; ++j) {
-      if (segments[j] == segments[k]) {
-        EXPECT_NE(b.buffer_of[j], b.buffer_of[k]) << "messages " << j << " and " << k;
-      }
-    }
+  ASSERT_EQ(b.waits_for.size(), bytes.size());
+  if (b.window > 0) {
+    EXPECT_LE(b.bytes.size(), b.window);
   }
+  std::vector<size_t> last(b.bytes.size(), SIZE_MAX);  // per buffer: its latest message
+  size_t waits = 0;
+  for (size_t k = 0; k < bytes.size(); ++k) {
+    const size_t buf = b.buffer_of[k];
+    EXPECT_GE(b.bytes.at(buf), bytes[k]) << "message " << k;
+    const size_t j = last.at(buf);
+    if (j != SIZE_MAX && segments[j] == segments[k]) {
+      EXPECT_GT(b.window, 0u) << "messages " << j << " and " << k << " share without a window";
+      EXPECT_GE(k - j, b.window) << "messages " << j << " and " << k;
+      EXPECT_EQ(b.waits_for[k], j) << "message " << k << " must wait for " << j;
+      ++waits;
+    } else {
+      EXPECT_EQ(b.waits_for[k], SIZE_MAX) << "message " << k;
+    }
+    last[buf] = k;
+  }
+  EXPECT_EQ(b.reuse_waits(), waits);
   const size_t largest = bytes.empty() ? 0 : *std::max_element(bytes.begin(), bytes.end());
-  EXPECT_LE(b.total_bytes(), b.window * largest);  // the memory bound
+  if (b.window > 0) {
+    EXPECT_LE(b.total_bytes(), b.window * largest);  // the memory bound
+  }
 }
 
 void expect_safe(const BufferPlan& b, const ReplayPlan& p) {
@@ -186,15 +204,76 @@ TEST(ReplayBufferSharing, EveryMessageOfASmallSegmentHasItsOwnBuffer) {
   EXPECT_EQ(b.sizes_text(), "1 x 8 B + 1 x 5 B + 1 x 3 B");
 }
 
-TEST(ReplayBufferSharing, ReusesABufferOnlyAWindowLater) {
+TEST(ReplayBufferSharing, ReusesABufferOnlyAWindowLaterAndWaitsForItsPreviousMessage) {
   const std::vector<size_t> bytes(40, 10);
   const std::vector<int> segments(40, 0);
   const BufferPlan b = share_buffers(bytes, segments, 16);
+  EXPECT_EQ(b.window, 16u);
   EXPECT_EQ(b.bytes.size(), 16u);
   EXPECT_EQ(b.total_bytes(), 160u);
-  for (size_t k = 16; k < 40; ++k) EXPECT_EQ(b.buffer_of[k], b.buffer_of[k - 16]);
+  for (size_t k = 0; k < 16; ++k) EXPECT_EQ(b.waits_for[k], SIZE_MAX);
+  for (size_t k = 16; k < 40; ++k) {
+    EXPECT_EQ(b.buffer_of[k], b.buffer_of[k - 16]);
+    EXPECT_EQ(b.waits_for[k], k - 16);  // only that one, not every message before it
+  }
+  EXPECT_EQ(b.reuse_waits(), 24u);
   expect_safe(b, bytes, segments);
   EXPECT_EQ(b.sizes_text(), "16 x 10 B");
+}
+
+TEST(ReplayBufferSharing, WithoutAWindowEveryMessageOfASegmentHasItsOwnBuffer) {
+  const std::vector<size_t> bytes(40, 10);
+  std::vector<int> segments(40, 0);
+  const BufferPlan b = share_buffers(bytes, segments);  // window 0: the default
+  EXPECT_EQ(b.window, 0u);
+  EXPECT_EQ(b.bytes.size(), 40u);
+  EXPECT_EQ(b.reuse_waits(), 0u);
+  expect_safe(b, bytes, segments);
+  // A second segment of 40 reuses them all, and waits for nothing (the first ended).
+  segments.insert(segments.end(), 40, 1);
+  const std::vector<size_t> twice(80, 10);
+  const BufferPlan c = share_buffers(twice, segments);
+  EXPECT_EQ(c.bytes.size(), 40u);
+  EXPECT_EQ(c.reuse_waits(), 0u);
+  expect_safe(c, twice, segments);
+}
+
+// 40 collectives ready at once (a trace without compute): every one is launched before
+// anything is waited for, which the old 16-in-flight window did not allow. The step runner
+// waits before a launch only for the plan's waits_for, so the plan says what it does: the
+// simulation below follows its rules (replay_step.cpp: launch_message(), wait_all()).
+TEST(ReplayBufferSharing, MoreThanSixteenReadyAtOnceAllLaunchBeforeAnyWait) {
+  Trace t;
+  t.name = "forty";
+  for (int k = 0; k < 40; ++k)
+    t.ops.push_back({Coll::Allreduce, 1024, Dtype::Float, Op::Max, 0, "b" + std::to_string(k)});
+  const ReplayPlan p = plan_trace(t, parse_fusion("none"), parse_compute("none"));
+  ASSERT_EQ(p.messages.size(), 40u);
+  const BufferPlan b = plan_buffers(p, 2, size_t{1} << 30);
+  EXPECT_EQ(b.window, 0u);
+  EXPECT_EQ(b.bytes.size(), 40u);
+  size_t in_flight = 0, most = 0, launched = 0;
+  for (const ReplayAction& a : p.actions) {
+    if (a.kind == ReplayAction::Kind::Launch) {
+      EXPECT_EQ(b.waits_for.at(a.message), SIZE_MAX) << "launch " << a.message << " waits";
+      most = std::max(most, ++in_flight);
+      ++launched;
+    }
+    if (a.kind == ReplayAction::Kind::WaitAll) {
+      EXPECT_EQ(launched, 40u) << "a wait before every message was launched";
+      in_flight = 0;
+    }
+    EXPECT_NE(a.kind, ReplayAction::Kind::Wait);
+  }
+  EXPECT_EQ(most, 40u);
+
+  // A limit too small for 40 buffers: shared 16 launches apart, message k waiting for k - 16
+  // only (what is in flight is then bounded by the buffers, and the record says so).
+  const BufferPlan s = plan_buffers(p, 2, 20 * 4096);
+  EXPECT_EQ(s.window, kShareWindow);
+  EXPECT_EQ(s.bytes.size(), 16u);
+  EXPECT_EQ(s.reuse_waits(), 24u);
+  EXPECT_EQ(s.waits_for.at(39), 23u);
 }
 
 TEST(ReplayBufferSharing, ANewSegmentReusesEveryBuffer) {
@@ -226,20 +305,25 @@ TEST(ReplayBufferSharing, MixedSizesStayWithinTheBound) {
 }
 
 TEST(ReplayBufferSharing, TheProfileFitsTheDefaultLimit) {
-  // Without --steps: 216 messages in one step, at most 16 in flight. The old replay gave
-  // each its own buffer: 3936079008 B, refused above the 1 GiB default.
+  // Without --steps: 216 messages in one step. Each its own buffer would be 3936079008 B,
+  // above the 1 GiB default: shared 16 launches apart (a launch waits for its buffer).
   const ReplayPlan whole = plan_of(profile(), false);
-  const BufferPlan b = share_buffers(whole, 2);
+  EXPECT_EQ(share_buffers(whole, 2).total_bytes(), kTableBytes);
+  const BufferPlan b = plan_buffers(whole, 2, size_t{1} << 30);
   expect_safe(b, whole);
-  EXPECT_EQ(b.bytes.size(), kMaxInFlight);
+  EXPECT_EQ(b.window, kShareWindow);
+  EXPECT_EQ(b.bytes.size(), kShareWindow);
+  EXPECT_EQ(b.reuse_waits(), 216u - 16u);
   EXPECT_EQ(b.total_bytes(), 15 * kBig + kOnce[0]);  // 339 MiB: 15 x 21 MiB, one grown to 24
   EXPECT_LE(b.total_bytes(), size_t{1} << 30);
   EXPECT_EQ(b.sizes_text(), "1 x 25165824 B + 15 x 22020096 B");
 
-  // --steps 106: one training step's messages at a time, 6 at most.
+  // --steps 106: one training step's messages at a time, 6 at most, each its own buffer.
   const ReplayPlan steps = plan_of(split_steps(profile(), 106), true);
-  const BufferPlan s = share_buffers(steps, 2);
+  const BufferPlan s = plan_buffers(steps, 2, size_t{1} << 30);
   expect_safe(s, steps);
+  EXPECT_EQ(s.window, 0u);
+  EXPECT_EQ(s.reuse_waits(), 0u);
   EXPECT_EQ(s.bytes.size(), 6u);
   EXPECT_EQ(s.total_bytes(), kFirstStep);  // 78.7 MiB: the largest step
   for (size_t k = 6; k < steps.messages.size(); ++k)
@@ -259,13 +343,13 @@ TEST(ReplayBufferSharing, ValidationBatchesNeverHoldABufferTwice) {
   for (bool per_step : {false, true}) {
     const Trace t = per_step ? split_steps(profile(), 106) : profile();
     const ReplayPlan p = plan_of(t, per_step);
-    const BufferPlan b = share_buffers(p, 2);
+    const BufferPlan b = plan_buffers(p, 2, size_t{1} << 30);
     const auto batches = validation_batches(p, b);
     size_t next = 0;
     for (const auto& [first, end] : batches) {
       EXPECT_EQ(first, next);  // in order, covering every message
       EXPECT_LT(first, end);
-      EXPECT_LE(end - first, kMaxInFlight);
+      EXPECT_LE(end - first, kShareWindow);
       std::set<size_t> used;
       for (size_t k = first; k < end; ++k) {
         EXPECT_EQ(p.messages[k].segment, p.messages[first].segment);

@@ -161,6 +161,79 @@ def coll_validation_failure_is_reported(env):
         check(r.rc == 1 and "DATA VALIDATION ERROR" in r.err, f"{bench}: {r}")
 
 
+def check_agreement(res, bits, order, where):
+    """-c's comparison of the ranks' result bits: ran where expected, and every rank agreed."""
+    v = res["validation"]
+    check(v["bits_compared"] is bits and v["order_check"] is order, f"{where}: {v}")
+    check(v.get("differing_ranks", []) == [] and v.get("order_differing_ranks", []) == [],
+          f"{where}: ranks differ: {v}")
+    check(("differing_ranks" in v) == bits and ("order_differing_ranks" in v) == order,
+          f"{where}: rank lists present exactly when compared: {v}")
+
+
+@case
+def coll_result_bits_compared_across_ranks(env):
+    """-c compares the ranks' result bits where the result is the same on every rank, and for
+    a floating-point allreduce sum or prod runs inputs whose sum depends on the order of the
+    contributions (MPI gives every rank the same bits): 3 ranks in yield mode, small and
+    large sizes (MPICH's algorithms change with the size)."""
+    for bench, extra, bits, order in (
+            ("allreduce", ["--dtype", "double"], True, True),
+            ("allreduce", ["--dtype", "float", "--op", "prod", "-l"], True, True),
+            ("allreduce", ["--dtype", "int32"], True, False),
+            ("allreduce", ["--dtype", "double", "--op", "max"], True, False),
+            ("iallreduce", ["--dtype", "float"], True, True),
+            ("bcast", ["-k", "rotate"], True, False),
+            ("allgather", [], True, False),
+            ("reduce_scatter", ["--dtype", "double"], False, False),
+            ("alltoall", [], False, False)):
+        out = env.path(f"{bench}.json")
+        r = env.ok(3, bench, ["-m", "8:1M", "-c", "-i", "2", "-x", "1", "--wait", "yield",
+                              "-J", out, *extra], timeout=180)
+        where = f"{bench} {' '.join(extra)}"
+        check("# Validation (-c): every element checked" in r.out, f"{where}: header\n{r.out}")
+        check(("result bits compared across ranks" in r.out) == bits, f"{where}:\n{r.out}")
+        check(("depends on the order of the contributions" in r.out) == order, f"{where}:\n{r.out}")
+        doc = load_json(out)
+        check(doc["status"] == "complete", f"{where}: {doc['status']}")
+        for res in doc["results"]:
+            check(res["validation"]["passed"] and res["validation"]["wrong_elements"] == 0,
+                  f"{where}: {res['validation']}")
+            check_agreement(res, bits, order, f"{where} at {res['bytes']} B")
+    # One rank: nothing to compare.
+    out = env.path("one.json")
+    env.ok(1, "allreduce", ["-m", "8:64", "-c", "-i", "2", "-J", out])
+    for res in load_json(out)["results"]:
+        check_agreement(res, False, False, "one rank")
+
+
+@case
+def coll_rank_with_different_bits_is_named(env):
+    """A backend that gives one rank other bits (CB_TEST_FAULT=diverge: the last rank's result
+    of the order-sensitive pass changed, which no element check sees) fails validation, and
+    the message and the JSON name that rank."""
+    for np in (2, 3):
+        out = env.path(f"diverge{np}.json")
+        r = env.run(np, "allreduce", ["-m", "8:64", "-c", "-i", "2", "--wait", "yield",
+                                      "--dtype", "double", "-J", out],
+                    env={"CB_TEST_FAULT": "diverge"}, timeout=60)
+        last = np - 1
+        check(r.rc == 1, f"{np} ranks: exit 1 expected: {r}")
+        check("result bits differ across ranks" in r.err and
+              f"(order-sensitive inputs): rank {last} differs from rank 0" in r.err, str(r))
+        check("wrong elements" not in r.err, f"no element is wrong: {r}")
+        doc = load_json(out)
+        check(doc["status"] == "validation_failed", doc["status"])
+        for res in doc["results"]:
+            v = res["validation"]
+            check(v["wrong_elements"] == 0 and not v["passed"] and v["differing_ranks"] == [] and
+                  v["order_differing_ranks"] == [last], f"{np} ranks: {v}")
+        check("Fail" in r.out, f"the Validation column says Fail:\n{r.out}")
+    # Without an order-sensitive pass (integers) the same fault has nothing to change.
+    env.ok(2, "allreduce", ["-m", "8:64", "-c", "-i", "2", "--dtype", "int32"],
+           env={"CB_TEST_FAULT": "diverge"})
+
+
 @case
 def coll_memory_limit_skips_large_sizes(env):
     r = env.ok(2, "alltoall", ["-m", "1M:4M", "-M", "8M", "-i", "2"])

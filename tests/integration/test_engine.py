@@ -103,6 +103,29 @@ def engine_pt2pt_over_its_transport(env):
 
 
 @case
+def engine_same_bits_on_every_rank(env):
+    """Issue 25: every rank gets the same bits from every engine reduction, for every
+    algorithm, small and large, also with inputs whose sum depends on the order of the
+    contributions (-c compares the ranks' bits): 3 ranks in yield mode, where ranks that
+    reduce in different orders differ."""
+    for bench, dtype, op, sizes in (("allreduce", "double", "sum", "8:4M"),
+                                    ("allreduce", "float", "prod", "8:1M"),
+                                    ("iallreduce", "float", "sum", "8:256K")):
+        out = env.path(f"{bench}-{dtype}-{op}.json")
+        r = env.run(3, bench, ["--backend", "engine", "--algo", "all", "-m", sizes,
+                               "--stepfactor", "8", "-c", "-i", "2", "-x", "1", "--wait",
+                               "yield", "--dtype", dtype, "--op", op, "-J", out], timeout=90)
+        doc = load_json(out)
+        bad = [(res["bytes"], res["algo"], res["validation"]) for res in doc["results"]
+               if not res["validation"]["passed"]]
+        check(r.rc == 0 and not bad,
+              f"{bench} {dtype} {op}: ranks differ (bytes, algorithm, validation): {bad}\n{r}")
+        for res in doc["results"]:
+            v = res["validation"]
+            check(v["bits_compared"] and v["order_check"], f"{bench}: compared: {v}")
+
+
+@case
 def engine_nonblocking_and_yield(env):
     for bench in ("iallreduce", "ibcast", "ialltoall"):
         out = env.path(f"{bench}.json")

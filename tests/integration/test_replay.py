@@ -226,14 +226,17 @@ PROFILE_STEP[0] += 25_165_824 + 16_777_216 + 3_145_728 + 773_280  # the sizes ca
 
 @case
 def replay_profile_table_fits(env):
-    """The whole table as one step, validated, under the default 1 GiB: buffers are shared
-    among messages never in flight together (16 at most), not one per message."""
+    """The whole table as one step, validated, under the default 1 GiB: a buffer per message
+    (3.9 GB) does not fit, so buffers are shared 16 launches apart (16 buffers), and a launch
+    that takes over a buffer waits for its previous message (200 of the 216 do)."""
     r, res, doc = replay(env, ["--trace", PROFILE, "-c", "-i", "1", "-x", "0"], timeout=240)
     check_document(doc, "replay", 2, [PROFILE_BYTES])
     check_record(res)
     check(res["validation"]["passed"] and res["message_count"] == 216, f"{res['validation']}")
     b = res["buffers"]
     check(b["count"] == 16 and b["messages"] == 216 and b["shared"], f"buffers {b}")
+    check(b["window"] == 16 and b["reuse_waits"] == 200, f"shared within the step: {b}")
+    check("a message whose buffer an earlier one of the step used first waits" in r.out, r.out)
     check(res["buffer_bytes"] == b["bytes"] == 15 * 22_020_096 + 25_165_824 < 2**30,
           f"16 x the largest message at most: {b}")
     check(b["limit_bytes"] == 2**30 and doc["options"]["steps"] == 1, "default limit, one step")
@@ -274,11 +277,46 @@ def replay_profile_per_step(env):
         check(abs(res["messages_per_step"] - 10 / 3) < 1e-9, "6, 2, 2 messages timed")
         b = res["buffers"]
         check(b["count"] == 6 and b["bytes"] == PROFILE_STEP[0], f"one step's buffers: {b}")
+        check(b["window"] == 0 and b["reuse_waits"] == 0, f"each its own in a step: {b}")
         for needle in ("# Steps: the table covers 106 training steps (--steps 106)",
                        "2 to 6 messages",
                        "# Timed step j replays training step j mod 106",
                        "# Buffers on HOST: 6 shared among 216 messages", "Per step"):
             check(needle in r.out, f"{backend}: '{needle}' missing:\n{r.out}")
+
+
+def many_ready_at_once(env, backend, np):
+    """40 allreduces ready at once (no compute): each has its own buffer, none waits for
+    another before it starts (no limit on messages in flight, issue 25), all validated."""
+    trace = env.path("forty.json")
+    with open(trace, "w") as f:
+        json.dump({"schema": "collbench.trace/1", "name": "forty", "ops": [
+            {"coll": "allreduce", "count": 16384 + 64 * k, "dtype": "float", "op": "sum",
+             "name": f"bucket{k}"} for k in range(40)]}, f)
+    r, res, _ = replay(env, ["--trace", trace, "--backend", backend, "-c", "--wait", "yield",
+                             *FAST], np=np, timeout=120)
+    what = f"{backend} at {np} ranks"
+    check(res["message_count"] == 40 and res["validation"]["passed"], f"{what}: {res['validation']}")
+    b = res["buffers"]
+    check(b["count"] == 40 and not b["shared"] and b["window"] == 0 and b["reuse_waits"] == 0,
+          f"{what}: a buffer per message, no launch waits for one: {b}")
+    check("no limit on messages in flight" in r.out and "first waits" not in r.out,
+          f"{what}: the step line\n{r.out}")
+    check("# Buffers on HOST: one per message (40)" in r.out, f"{what}:\n{r.out}")
+    check_record(res, np)
+
+
+@case
+def replay_many_ready_at_once_mpi(env):
+    for np in (2, 3):
+        many_ready_at_once(env, "mpi", np)
+
+
+@case
+def replay_many_ready_at_once_engine(env):
+    """The same on the engine: more than 16 shared-memory collectives in flight at once."""
+    for np in (2, 3):
+        many_ready_at_once(env, "engine", np)
 
 
 @case

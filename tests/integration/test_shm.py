@@ -1,9 +1,12 @@
 """The engine's shared-memory path: no /dev/shm leftovers (normal run, killed rank),
 shared heap and plain buffers, cross-memory attach (single copy) on plain buffers and its
-fallback, virtual nodes for the hierarchical algorithms, shm off."""
+fallback, virtual nodes for the hierarchical algorithms, shm off, the CB_SHM_MAX_BYTES
+budget, and a /dev/shm too small (a private 64 MiB tmpfs, as in a default container)."""
 import os
+import subprocess
+import time
 
-from cbtest import case, check, load_json
+from cbtest import Failure, Run, case, check, load_json
 
 
 def leftovers():
@@ -130,3 +133,96 @@ def shm_off(env):
     r = env.run(2, "allreduce", ["--backend", "engine", "--algo", "shm", "-m", "8"],
                 env={"CB_ENGINE_SHM": "0"}, timeout=30)
     check(r.rc == 2 and "shared memory" in r.err and "CB_ENGINE_SHM=0" in r.err, str(r))
+
+
+@case
+def shm_budget_shrinks_staging_then_turns_shm_off(env):
+    """Under CB_SHM_MAX_BYTES a segment's staging shrinks to what the budget leaves (whole
+    MiB, the status says so); below 1 MiB of staging the engine runs without shared memory,
+    says why, and validates."""
+    out = env.path("budget.json")
+    env.ok(2, "allreduce", ["--backend", "engine", "--alloc", "plain", "-m", "4:4M", "-c",
+                            "-i", "3", "-J", out], env={"CB_SHM_MAX_BYTES": "7M"})
+    doc = load_json(out)
+    status = doc["backend"]["shared_memory"]
+    check(status.startswith("on (staging 4.0 MiB per rank instead of 16.0 MiB"), status)
+    check(all(x["validation"]["passed"] for x in doc["results"]), "validated with less staging")
+    env.ok(2, "allreduce", ["--backend", "engine", "-m", "4:1M", "-c", "-i", "3", "-J", out],
+           env={"CB_SHM_MAX_BYTES": "2M"})
+    doc = load_json(out)
+    status = doc["backend"]["shared_memory"]
+    check(status.startswith("off") and "CB_SHM_MAX_BYTES" in status, status)
+    check(all(x["validation"]["passed"] and not x["algo"].startswith("shm")
+              for x in doc["results"]), "validated over MPI")
+
+
+SMALL_DEV_SHM = "mount -t tmpfs -o size=64m tmpfs /dev/shm"
+
+
+def small_dev_shm_refused():
+    """Why a private mount namespace with its own /dev/shm cannot be had here, or None."""
+    try:
+        p = subprocess.run(["unshare", "-m", "sh", "-c", SMALL_DEV_SHM], capture_output=True,
+                           text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return f"SKIP: unshare -m: {e}"
+    if p.returncode != 0:
+        return ("SKIP: a private /dev/shm needs unshare -m and mount (CAP_SYS_ADMIN): "
+                f"{(p.stderr or p.stdout).strip()}")
+    return None
+
+
+def in_small_dev_shm(env, np, bench, args, env_vars=None, timeout=120):
+    """`mpirun -n NP cb_BENCH ARGS` in a mount namespace whose /dev/shm is a 64 MiB tmpfs."""
+    cmd = ["unshare", "-m", "sh", "-c", SMALL_DEV_SHM + ' && exec "$@"', "sh", env.mpirun,
+           "-n", str(np), env.exe(bench), *map(str, args)]
+    full_env = dict(os.environ)
+    full_env.update(env_vars or {})
+    start = time.monotonic()
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=full_env)
+    except subprocess.TimeoutExpired as e:
+        raise Failure(f"HANG: {' '.join(cmd)} did not finish in {timeout} s\n"
+                      f"stdout: {e.stdout}\nstderr: {e.stderr}")
+    r = Run(p.returncode, p.stdout, p.stderr, time.monotonic() - start)
+    check(r.rc == 0, f"cb_{bench} {' '.join(map(str, args))} in a 64 MiB /dev/shm: {r}")
+    return r
+
+
+@case
+def shm_small_dev_shm_falls_back(env):
+    """A 64 MiB /dev/shm (a default Docker container's). With the defaults shared memory is
+    on at 2 ranks, the staging shrunk to the default budget (16 MiB per process). Segments
+    that do not fit (48 MiB of staging per rank, the budget lifted) are refused by
+    posix_fallocate at creation, not met by a SIGBUS at the first touch: shared memory is
+    off on every rank, with the reason, and the run completes over MPI. Heap buffers that
+    do not fit (--alloc backend, 32 MiB ones) are private memory instead."""
+    if skip := small_dev_shm_refused():
+        return skip
+    for bench in ("allreduce", "bcast"):
+        out = env.path(f"small-{bench}.json")
+        in_small_dev_shm(env, 2, bench, ["--backend", "engine", "-m", "4:2M", "-c", "-i", "3",
+                                         "-x", "1", "-J", out])
+        doc = load_json(out)
+        status = doc["backend"]["shared_memory"]
+        check(status.startswith("on (staging ") and "CB_SHM_MAX_BYTES" in status,
+              f"on, the staging shrunk to the default budget: {status}")
+        check(all(x["validation"]["passed"] for x in doc["results"]), f"{bench}, default sizes")
+
+        out = env.path(f"full-{bench}.json")
+        in_small_dev_shm(env, 2, bench, ["--backend", "engine", "-m", "4:4M", "-c", "-i", "3",
+                                         "-x", "1", "-J", out],
+                         env_vars={"CB_SHM_STAGING_BYTES": "48M", "CB_SHM_MAX_BYTES": "1G"})
+        doc = load_json(out)
+        status = doc["backend"]["shared_memory"]
+        check(status.startswith("off") and "No space left on device" in status and
+              "/dev/shm" in status, f"off, and why: {status}")
+        check(all(x["validation"]["passed"] and not x["algo"].startswith("shm")
+                  for x in doc["results"]), f"{bench} over MPI")
+
+        out = env.path(f"heap-{bench}.json")
+        in_small_dev_shm(env, 2, bench, ["--backend", "engine", "--alloc", "backend",
+                                         "-m", "32M:32M", "-c", "-i", "2", "-x", "1", "-J", out])
+        doc = load_json(out)
+        check(doc["backend"]["shared_memory"].startswith("on"), doc["backend"]["shared_memory"])
+        check(all(x["validation"]["passed"] for x in doc["results"]), f"{bench}, heap full")

@@ -1,18 +1,25 @@
 #include "engine/shm/node_shm.hpp"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/mman.h>
+#include <sys/statvfs.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <climits>
+#include <condition_variable>
 #include <cstdio>
 #include <cstring>
+#include <deque>
 #include <new>
 #include <random>
 
 #include "core/mpi_check.hpp"
+#include "engine/settings.hpp"
 #include "engine/shm/cma.hpp"
 
 namespace cb::engine {
@@ -73,7 +80,161 @@ void unlink_name(const char* name, int remembered) {
   if (remembered >= 0) pending_names[remembered].state.store(0, std::memory_order_release);
 }
 
+std::string mib(size_t bytes) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f MiB", static_cast<double>(bytes) / (1 << 20));
+  return text;
+}
+
+// The size of the file system behind shm_open (glibc: /dev/shm); 0 when unknown.
+size_t dev_shm_size(size_t* free = nullptr) {
+  struct statvfs fs {};
+  if (statvfs("/dev/shm", &fs) != 0) return 0;
+  if (free) *free = static_cast<size_t>(fs.f_bavail) * fs.f_frsize;
+  return static_cast<size_t>(fs.f_blocks) * fs.f_frsize;
+}
+
+std::string dev_shm_space() {
+  size_t free = 0;
+  const size_t size = dev_shm_size(&free);
+  if (!size) return "/dev/shm: size unknown";
+  return "/dev/shm: " + mib(size) + ", " + mib(free) + " free";
+}
+
+// What this process's segments reserve (control areas, channels, staging), against
+// CB_SHM_MAX_BYTES: unset (0), 1 GiB or half of /dev/shm shared among the local ranks of
+// the communicator being created, whichever is less.
+std::atomic<size_t> held_bytes{0};
+constexpr size_t kMiB = size_t{1} << 20;
+constexpr size_t kDefaultBudget = size_t{1} << 30;
+
+struct Budget {
+  size_t max;
+  std::string origin;  // where `max` comes from, for messages
+};
+
+Budget budget_for(int local_ranks, size_t setting) {
+  if (setting) return {setting, "CB_SHM_MAX_BYTES"};
+  Budget b{kDefaultBudget, "the default budget, CB_SHM_MAX_BYTES unset: 1 GiB"};
+  const size_t size = dev_shm_size(), share = size / 2 / static_cast<size_t>(local_ranks);
+  if (size && share < b.max)
+    b = {share, "the default budget, CB_SHM_MAX_BYTES unset: half of /dev/shm (" + mib(size) +
+                    ") shared among " + std::to_string(local_ranks) + " local ranks"};
+  return b;
+}
+
+std::string over_budget(size_t bytes, size_t held, const Budget& b) {
+  return "this rank's segment (" + mib(bytes) + ") would take this process's shared memory to " +
+         mib(held + bytes) + ", over " + mib(b.max) + " (" + b.origin + ")";
+}
+
+std::string claim_budget(size_t bytes, const Budget& b) {
+  size_t held = held_bytes.load(std::memory_order_relaxed);
+  do {
+    if (held + bytes > b.max) return over_budget(bytes, held, b);
+  } while (!held_bytes.compare_exchange_weak(held, held + bytes, std::memory_order_relaxed));
+  return {};
+}
+
+void release_budget(size_t bytes) {
+  held_bytes.fetch_sub(bytes, std::memory_order_relaxed);
+}
+
+// Every local rank's verdict: empty when all succeeded, else the first failing rank's
+// reason, the same text on every rank (one MPI_Allreduce; a broadcast only on failure).
+std::string agree(MPI_Comm node, int me, const std::string& failure) {
+  int bad = failure.empty() ? INT_MAX : me, first = INT_MAX;
+  CB_MPI(MPI_Allreduce(&bad, &first, 1, MPI_INT, MPI_MIN, node));
+  if (first == INT_MAX) return {};
+  char text[512] = "";
+  if (me == first) std::snprintf(text, sizeof text, "%s", failure.c_str());
+  CB_MPI(MPI_Bcast(text, sizeof text, MPI_CHAR, first, node));
+  return std::string(text) + " (local rank " + std::to_string(first) + ")";
+}
+
 }  // namespace
+
+// One thread per process, started with the first NodeShm and never ended, holds every
+// lifeline: a robust mutex is released as owner-dead when its owner *thread* exits, and
+// the thread that creates an engine may be short-lived (an MPI_THREAD_MULTIPLE program's
+// first collective on a communicator run in a worker thread). It waits on a condition
+// variable, with every signal blocked, and runs lock and unlock requests. The kernel
+// walks at most 2048 robust mutexes of a dying thread: beyond 2048 engines at once in one
+// process the oldest would not be reported dead (MPICH allows fewer communicators).
+class LifelineKeeper {
+ public:
+  // The keeper of this process, started at the first call (and again in a forked child,
+  // which has no keeper thread); null with `why` set when it cannot start.
+  static LifelineKeeper* get(std::string& why) {
+    static std::mutex mu;
+    static LifelineKeeper* current = nullptr;
+    std::lock_guard lock(mu);
+    if (current && current->alive_here()) return current;
+    auto* fresh = new LifelineKeeper;  // never deleted: its thread runs until exit
+    if (const int rc = fresh->start()) {
+      delete fresh;
+      why = std::string("cannot start the lifeline thread: ") + std::strerror(rc);
+      return nullptr;
+    }
+    current = fresh;
+    return current;
+  }
+  bool alive_here() const { return pid_ == getpid(); }
+
+  // pthread_mutex_lock (or unlock) of `m` on the keeper thread; its result.
+  int call(pthread_mutex_t* m, bool lock) {
+    Request r{m, lock};
+    std::unique_lock guard(mu_);
+    queue_.push_back(&r);
+    cv_.notify_all();
+    cv_.wait(guard, [&] { return r.done; });
+    return r.rc;
+  }
+
+ private:
+  struct Request {
+    pthread_mutex_t* m;
+    bool lock;
+    int rc = 0;
+    bool done = false;
+  };
+
+  int start() {
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    pthread_attr_setstacksize(&attr, 128 * 1024);
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);  // inherited: signals go to other threads
+    pthread_t thread;
+    const int rc = pthread_create(&thread, &attr, &LifelineKeeper::main, this);
+    pthread_sigmask(SIG_SETMASK, &old, nullptr);
+    pthread_attr_destroy(&attr);
+    if (rc == 0) pthread_setname_np(thread, "cb_lifelines");
+    return rc;
+  }
+  static void* main(void* self) {
+    static_cast<LifelineKeeper*>(self)->serve();
+    return nullptr;
+  }
+  [[noreturn]] void serve() {
+    std::unique_lock guard(mu_);
+    for (;;) {
+      cv_.wait(guard, [&] { return !queue_.empty(); });
+      Request* r = queue_.front();
+      queue_.pop_front();
+      r->rc = r->lock ? pthread_mutex_lock(r->m) : pthread_mutex_unlock(r->m);
+      r->done = true;
+      cv_.notify_all();
+    }
+  }
+
+  pid_t pid_ = getpid();
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<Request*> queue_;
+};
 
 void unlink_unattached_segments() noexcept {
   for (auto& p : pending_names)
@@ -102,68 +263,121 @@ std::string PeerLost::in(const std::string& where) const {
 
 NodeShm::NodeShm(MPI_Comm node, std::vector<int> members, size_t heap_bytes, size_t staging_bytes,
                  bool cma)
-    : members_(std::move(members)),
-      staging_bytes_(round_up(staging_bytes)),
-      heap_bytes_(heap_bytes) {
+    : members_(std::move(members)) {
   MPI_Comm_rank(node, &local_rank_);
   const int n = local_size();
-  const size_t channels = round_up(sizeof(Header));
-  const size_t staging = round_up(channels + static_cast<size_t>(n) * sizeof(Channel));
-  heap_offset_ = round_up(staging + staging_bytes_);
-  const size_t total = heap_offset_ + round_up(heap_bytes_);
+  const EngineSettings& settings = engine_settings();
 
-  // Create, size and map this rank's segment, and lay out its control structures. The
-  // name carries a random part besides the PID: jobs in other PID namespaces (containers
+  // Sizes. A channel's data ring: CB_SHM_CHANNEL_BYTES shared among the senders, 64 KiB
+  // to 1 MiB each (1 MiB pipelines private buffers as fast as 2 MiB did here; 512 KiB was
+  // 1.3-3x slower). The staging: as asked, or, when this process's budget cannot hold it,
+  // what the budget leaves in whole MiB (at least 1 MiB, or no shared memory at all).
+  const size_t channel =
+      n == 1 ? kMinChannelData
+             : std::clamp(settings.shm_channel_bytes / static_cast<size_t>(n) / 64 * 64,
+                          kMinChannelData, kMaxChannelData);
+  const size_t before_staging =
+      round_up(round_up(sizeof(Header)) + static_cast<size_t>(n) * (sizeof(Channel) + channel));
+  const Budget budget = budget_for(n, settings.shm_max_bytes);
+  const size_t asked = round_up(staging_bytes), held = held_bytes.load(std::memory_order_relaxed);
+  size_t staging = asked;
+  std::string failure;
+  if (held + before_staging + staging > budget.max) {
+    const size_t room = budget.max > held + before_staging ? budget.max - held - before_staging : 0;
+    staging = room / kMiB * kMiB;
+    if (staging < std::min(asked, kMiB))
+      failure = over_budget(before_staging + std::min(asked, kMiB), held, budget);
+  }
+  failure = agree(node, local_rank_, failure);
+  if (!failure.empty()) throw RuntimeError("shared memory unavailable: " + failure);
+
+  // Every local rank computes every segment's layout: the sizes are agreed (MIN), so that
+  // ranks with different CB_SHM_* values or budgets still read each other's alike.
+  uint64_t sizes[3] = {staging, channel, round_up(heap_bytes)};
+  CB_MPI(MPI_Allreduce(MPI_IN_PLACE, sizes, 3, MPI_UINT64_T, MPI_MIN, node));
+  staging_bytes_ = sizes[0];
+  channel_data_ = sizes[1];
+  heap_bytes_ = sizes[2];
+  if (staging_bytes_ < asked)
+    note_ = "staging " + mib(staging_bytes_) + " per rank instead of " + mib(asked) +
+            ": the shared-memory budget (CB_SHM_MAX_BYTES) of a local rank holds no more";
+  channels_offset_ = round_up(sizeof(Header));
+  channel_stride_ = sizeof(Channel) + channel_data_;
+  staging_offset_ = round_up(channels_offset_ + static_cast<size_t>(n) * channel_stride_);
+  heap_offset_ = round_up(staging_offset_ + staging_bytes_);
+  heap_reserved_ = heap_offset_;
+  const size_t total = heap_offset_ + heap_bytes_;
+
+  // Claim the budget (another thread may have taken it meanwhile), then create, size,
+  // reserve and map this rank's segment, and lay out its control structures. The name
+  // carries a random part besides the PID: jobs in other PID namespaces (containers
   // sharing /dev/shm) or a crashed job's leftover may hold the same PID; on a clash
   // (EEXIST) another random name is tried, and a name that is not ours is never touched.
+  failure = claim_budget(heap_offset_, budget);
+  if (failure.empty()) reserved_ = heap_offset_;
   static std::atomic<int> instance{0};
   const int this_instance = instance++;
   std::random_device entropy;
-  char name[64];
+  char name[64] = "";
   int fd = -1;
-  for (int attempt = 0; attempt < 16 && fd < 0; ++attempt) {
+  for (int attempt = 0; failure.empty() && attempt < 16 && fd < 0; ++attempt) {
     std::snprintf(name, sizeof name, "/collbench.%d.%d.%08x", static_cast<int>(getpid()),
                   this_instance, static_cast<unsigned>(entropy()));
     fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600);
     if (fd < 0 && errno != EEXIST) break;
   }
   const int remembered = fd >= 0 ? remember_name(name) : -1;
-  std::string failure;
   void* mine = MAP_FAILED;
-  if (fd < 0) {
-    failure = std::string("shm_open(") + name + "): " + errno_text();
-  } else {
-    if (ftruncate(fd, static_cast<off_t>(total)) != 0)
+  if (failure.empty()) {
+    if (fd < 0)
+      failure = std::string("shm_open(") + name + "): " + errno_text();
+    else if (ftruncate(fd, static_cast<off_t>(total)) != 0)
       failure = "ftruncate of the shared-memory segment: " + errno_text();
+    else if (const int rc = posix_fallocate(fd, 0, static_cast<off_t>(heap_offset_)))
+      failure = "cannot reserve " + mib(heap_offset_) + " for this rank's segment (" +
+                std::strerror(rc) + "; " + dev_shm_space() + ")";
     else if ((mine = mmap(nullptr, total, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)) == MAP_FAILED)
       failure = "mmap of the shared-memory segment: " + errno_text();
-    close(fd);
-  }
-  int ok = failure.empty(), all_ok = 0;
-  CB_MPI(MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, node));
-  if (!all_ok) {
-    if (mine != MAP_FAILED) munmap(mine, total);
-    if (fd >= 0) unlink_name(name, remembered);
-    throw RuntimeError("shared memory unavailable: " +
-                       (failure.empty() ? "failed on another local rank" : failure));
   }
   auto* base = static_cast<std::byte*>(mine);
-  auto* h = new (base) Header{};
-  h->pid = static_cast<int32_t>(getpid());
-  h->self = reinterpret_cast<uint64_t>(base);
-  pthread_mutexattr_t attr;
-  pthread_mutexattr_init(&attr);
-  pthread_mutexattr_setpshared(&attr, PTHREAD_PROCESS_SHARED);
-  pthread_mutexattr_setrobust(&attr, PTHREAD_MUTEX_ROBUST);
-  pthread_mutex_init(&h->lifeline, &attr);
-  pthread_mutexattr_destroy(&attr);
-  holds_lifeline_ = pthread_mutex_lock(&h->lifeline) == 0;  // before any peer can look
-  owner_ = pthread_self();
+  Header* h = nullptr;
+  if (failure.empty()) {
+    h = new (base) Header{};
+    h->pid = static_cast<int32_t>(getpid());
+    h->self = reinterpret_cast<uint64_t>(base);
+    pthread_mutexattr_t attr;
+    pthread_mutexattr_init(&attr);
+    pthread_mutexattr_setpshared(&attr, PTHREAD_PROCESS_SHARED);
+    pthread_mutexattr_setrobust(&attr, PTHREAD_MUTEX_ROBUST);
+    pthread_mutex_init(&h->lifeline, &attr);
+    pthread_mutexattr_destroy(&attr);
+    keeper_ = LifelineKeeper::get(failure);  // held before any peer can look
+    if (keeper_ && keeper_->call(&h->lifeline, true) != 0) {
+      failure = "cannot lock the lifeline mutex";
+      keeper_ = nullptr;
+    }
+  }
+  bool linked = fd >= 0;
+  const auto undo = [&] {
+    if (keeper_) keeper_->call(&h->lifeline, false);
+    keeper_ = nullptr;
+    if (mine != MAP_FAILED) munmap(mine, total);
+    if (fd >= 0) close(fd);
+    if (linked) unlink_name(name, remembered);
+    release_budget(reserved_);
+    reserved_ = 0;
+  };
+  failure = agree(node, local_rank_, failure);
+  if (!failure.empty()) {
+    undo();
+    throw RuntimeError("shared memory unavailable: " + failure);
+  }
   for (int s = 0; s < n; ++s)
-    new (base + channels + static_cast<size_t>(s) * sizeof(Channel)) Channel{};
+    new (base + channels_offset_ + static_cast<size_t>(s) * channel_stride_) Channel{};
   h->magic = kMagic;
-  prefault(base + staging, staging_bytes_);  // the channels were written just above; the
-                                             // heap is faulted per buffer
+  // The channels into this rank and its staging: the data rings and the staging regions
+  // are used in turn, each page for the first time dozens of operations after creation.
+  prefault(base + channels_offset_, staging_offset_ - channels_offset_ + staging_bytes_);
 
   // Everyone maps everyone's segment, then every segment is unlinked.
   std::vector<char> names(static_cast<size_t>(n) * sizeof name);
@@ -179,20 +393,27 @@ NodeShm::NodeShm(MPI_Comm node, std::vector<int> members, size_t heap_bytes, siz
     void* p =
         pfd < 0 ? MAP_FAILED : mmap(nullptr, total, PROT_READ | PROT_WRITE, MAP_SHARED, pfd, 0);
     if (pfd >= 0) close(pfd);
-    if (p == MAP_FAILED) failure = std::string("cannot map ") + peer + ": " + errno_text();
+    if (p == MAP_FAILED && failure.empty())
+      failure = std::string("cannot map ") + peer + ": " + errno_text();
     segments_[static_cast<size_t>(r)] = {static_cast<std::byte*>(p == MAP_FAILED ? nullptr : p),
                                          total};
   }
-  ok = failure.empty();
-  CB_MPI(MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, node));
+  failure = agree(node, local_rank_, failure);
   unlink_name(name, remembered);  // all attached (or giving up): nothing stays in /dev/shm
-  if (!all_ok) {
-    if (holds_lifeline_) pthread_mutex_unlock(&h->lifeline);
-    for (auto& seg : segments_)
-      if (seg.base) munmap(seg.base, seg.size);
+  linked = false;
+  if (!failure.empty()) {
+    for (size_t r = 0; r < segments_.size(); ++r)
+      if (segments_[r].base && static_cast<int>(r) != local_rank_)
+        munmap(segments_[r].base, segments_[r].size);
     segments_.clear();
-    throw RuntimeError("shared memory unavailable: " +
-                       (failure.empty() ? "a local rank could not attach" : failure));
+    undo();
+    throw RuntimeError("shared memory unavailable: " + failure);
+  }
+  if (heap_bytes_) {
+    fd_ = fd;  // kept: alloc() reserves the pages of each buffer
+    free_[heap_offset_] = heap_bytes_;
+  } else {
+    close(fd);
   }
   // What this rank touches in a peer's segment (its owner populated it already): the
   // header, the channel it sends through and the staging; not the other ranks' channels,
@@ -200,11 +421,11 @@ NodeShm::NodeShm(MPI_Comm node, std::vector<int> members, size_t heap_bytes, siz
   for (int r = 0; r < n; ++r) {
     if (r == local_rank_) continue;
     std::byte* peer = segments_[static_cast<size_t>(r)].base;
-    prefault(peer, channels);
-    prefault(peer + channels + static_cast<size_t>(local_rank_) * sizeof(Channel), sizeof(Channel));
-    prefault(peer + staging, staging_bytes_);
+    prefault(peer, channels_offset_);
+    prefault(peer + channels_offset_ + static_cast<size_t>(local_rank_) * channel_stride_,
+             channel_stride_);
+    prefault(peer + staging_offset_, staging_bytes_);
   }
-  free_[heap_offset_] = round_up(heap_bytes_);
   probe_cma(node, cma);
 }
 
@@ -226,19 +447,15 @@ void NodeShm::probe_cma(MPI_Comm node, bool wanted) {
 }
 
 NodeShm::~NodeShm() {
-  // The lifeline sits on its owner thread's robust list until unlocked; unmapped while
-  // still there, glibc would follow a dangling link. Another thread cannot unlock it:
-  // then this segment stays mapped (the process is ending anyway).
-  bool keep_mine = false;
-  if (holds_lifeline_ && !segments_.empty()) {
-    if (pthread_equal(owner_, pthread_self()))
-      pthread_mutex_unlock(&header(local_rank_).lifeline);
-    else
-      keep_mine = true;
-  }
-  for (size_t r = 0; r < segments_.size(); ++r)
-    if (segments_[r].base && !(keep_mine && static_cast<int>(r) == local_rank_))
-      munmap(segments_[r].base, segments_[r].size);
+  // The keeper unlocks the lifeline (it leaves the keeper's robust list) before the
+  // segment is unmapped, whichever thread destroys this. A forked child has no keeper
+  // thread and no such list entry: there is nothing to unlock.
+  if (keeper_ && keeper_->alive_here() && !segments_.empty())
+    keeper_->call(&header(local_rank_).lifeline, false);
+  for (const Segment& seg : segments_)
+    if (seg.base) munmap(seg.base, seg.size);
+  if (fd_ >= 0) close(fd_);
+  release_budget(reserved_);
 }
 
 int NodeShm::local_of(int comm_rank) const {
@@ -256,15 +473,17 @@ OpSlot& NodeShm::slot(int local, uint64_t op) {
 }
 
 Channel& NodeShm::channel(int receiver, int sender) {
-  std::byte* base = segments_[static_cast<size_t>(receiver)].base + round_up(sizeof(Header));
-  return *reinterpret_cast<Channel*>(base + static_cast<size_t>(sender) * sizeof(Channel));
+  std::byte* base = segments_[static_cast<size_t>(receiver)].base + channels_offset_;
+  return *reinterpret_cast<Channel*>(base + static_cast<size_t>(sender) * channel_stride_);
 }
 
 std::byte* NodeShm::staging(int local, uint64_t op) const {
-  const size_t channels = round_up(sizeof(Header));
-  return segments_[static_cast<size_t>(local)].base +
-         round_up(channels + members_.size() * sizeof(Channel)) +
+  return segments_[static_cast<size_t>(local)].base + staging_offset_ +
          (op / 4 % kStagingRegions) * staging_bytes();
+}
+
+size_t NodeShm::process_bytes() {
+  return held_bytes.load(std::memory_order_relaxed);
 }
 
 pid_t NodeShm::pid(int local) const {
@@ -272,11 +491,20 @@ pid_t NodeShm::pid(int local) const {
 }
 
 void* NodeShm::alloc(size_t bytes) {
+  if (!heap_bytes_ || fd_ < 0) return nullptr;
   bytes = round_up(bytes ? bytes : 1);
   std::lock_guard lock(heap_mu_);
   for (auto it = free_.begin(); it != free_.end(); ++it) {
     if (it->second < bytes) continue;
     const size_t offset = it->first, left = it->second - bytes;
+    // First fit from the bottom: [heap_offset_, heap_reserved_) is reserved, so only what
+    // lies above needs reserving (a full /dev/shm: no buffer rather than a SIGBUS later).
+    if (offset + bytes > heap_reserved_) {
+      if (posix_fallocate(fd_, static_cast<off_t>(heap_reserved_),
+                          static_cast<off_t>(offset + bytes - heap_reserved_)) != 0)
+        return nullptr;
+      heap_reserved_ = offset + bytes;
+    }
     free_.erase(it);
     if (left) free_[offset + bytes] = left;
     used_[offset] = bytes;

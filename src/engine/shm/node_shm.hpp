@@ -1,10 +1,20 @@
 // Shared memory of the ranks on one node. Each local rank creates one POSIX shm segment
-// (sparse: pages exist only once touched) and maps everyone else's; as soon as all are
-// attached every segment is unlinked, so nothing stays in /dev/shm even if a rank is
-// killed later. A segment holds its owner's control area (operation slots and progress
-// counters), the channels peers send it point-to-point messages through, staging space
-// for collectives, and a heap: buffers allocated there (--alloc backend) can be read by
-// every local rank directly, which is what makes single-copy collectives possible.
+// and maps everyone else's; as soon as all are attached every segment is unlinked, so
+// nothing stays in /dev/shm even if a rank is killed later. A segment holds its owner's
+// control area (operation slots and progress counters), the channels peers send it
+// point-to-point messages through, staging space for collectives, and optionally a heap:
+// buffers allocated there (--alloc backend) can be read by every local rank directly,
+// which is what makes single-copy collectives possible. The preload, whose buffers are
+// the program's private memory, asks for no heap.
+//
+// Size: every local rank lays out every segment alike (the sizes are agreed with MIN over
+// the node). The control area, the channels and the staging are reserved in /dev/shm when
+// the segment is created (posix_fallocate: a tmpfs that is too small fails there with
+// ENOSPC instead of a SIGBUS at the first touch of a page it cannot back) and count
+// against this process's budget (CB_SHM_MAX_BYTES); the heap is sparse and each buffer's
+// pages are reserved by alloc(), which returns null when /dev/shm cannot hold them. Any
+// failure on any local rank turns shared memory off on all of them (RuntimeError, the
+// reason of the first rank that failed): the engine then takes the MPI transport.
 //
 // Synchronisation is C++ atomics in shared memory (lock-free 64-bit atomics are address
 // free), acquire/release, with monotonic counters that are never reset.
@@ -12,7 +22,10 @@
 // Liveness: each rank holds a robust process-shared mutex in its own segment for as long
 // as it is attached. When it dies (SIGKILL included) the kernel marks the mutex
 // owner-dead, so a peer waiting on it finds out without help from the launcher (which may
-// not kill the job: srun --kill-on-bad-exit=0), with no PID to reuse or look up.
+// not kill the job: srun --kill-on-bad-exit=0), with no PID to reuse or look up. The
+// mutexes are held by one thread per process that lives as long as the process (the
+// "lifeline keeper"), not by the thread that created the NodeShm: a program may create
+// the engine in a thread that then exits, and destroy it from any thread.
 #pragma once
 
 #include <mpi.h>
@@ -88,26 +101,37 @@ struct alignas(64) Descriptor {
   uint64_t offset;                 // of this fragment in the message
   uint64_t total;                  // message bytes
   BufferRef source;                // in place: where the receiver copies from
+  uint64_t data;                   // eager, fragment: position of the bytes in the data ring
   std::atomic<uint32_t> claimed;   // a receive took it
   std::atomic<uint32_t> complete;  // data copied out: the slot can be reused
 };
 
+// A channel is a ring of descriptors followed by a ring of data bytes (the eager messages'
+// and the fragments' contents, in posting order, each contiguous, 64-byte aligned):
+// NodeShm::channel_data_bytes() of it, CB_SHM_CHANNEL_BYTES shared among the senders.
 inline constexpr int kRingEntries = 64;
 inline constexpr size_t kSlotBytes = 32768;  // one fragment
-inline constexpr size_t kEagerBytes = 8192;  // up to this, a message is one slot
+inline constexpr size_t kEagerBytes = 8192;  // up to this, a message is one descriptor
+inline constexpr size_t kMinChannelData = 2 * kSlotBytes;
+inline constexpr size_t kMaxChannelData = size_t{1} << 20;
 
 struct alignas(64) Channel {
   Counter head;  // descriptors posted (sender)
   Counter tail;  // descriptors retired (sender, once complete)
   Descriptor ring[kRingEntries];
-  alignas(64) std::byte slots[kRingEntries][kSlotBytes];
+  std::byte* data() { return reinterpret_cast<std::byte*>(this + 1); }  // the data ring
 };
+
+class LifelineKeeper;
 
 class NodeShm {
  public:
   // Collective over `node` (the ranks of one node). `members[i]` is the communicator rank
-  // of local rank i. Throws RuntimeError when shared memory cannot be set up. With `cma`,
-  // probes whether every local rank may read its peers' private memory (see cma.hpp).
+  // of local rank i. `heap_bytes`: the shared heap per rank (0: none); `staging_bytes`:
+  // the staging per rank; the channels' size and the budget come from engine_settings().
+  // Throws RuntimeError on every local rank alike when shared memory cannot be set up.
+  // With `cma`, probes whether every local rank may read its peers' private memory (see
+  // cma.hpp).
   NodeShm(MPI_Comm node, std::vector<int> members, size_t heap_bytes, size_t staging_bytes,
           bool cma = true);
   ~NodeShm();
@@ -125,8 +149,18 @@ class NodeShm {
   // operation in flight, so concurrent collectives never share one (region_bytes each).
   std::byte* staging(int local, uint64_t op) const;
   size_t staging_bytes() const { return staging_bytes_ / kStagingRegions; }
+  size_t channel_data_bytes() const { return channel_data_; }  // per channel (sender)
 
-  // Heap in this rank's segment: memory every local rank can read and write.
+  // What this rank's segment reserves in /dev/shm (control area, channels, staging;
+  // heap buffers not included), and what all of this process's NodeShms reserve.
+  size_t segment_bytes() const { return reserved_; }
+  // Empty, or what was made smaller than asked and why (the same on every local rank).
+  const std::string& note() const { return note_; }
+  static size_t process_bytes();
+  size_t heap_bytes() const { return heap_bytes_; }
+
+  // Heap in this rank's segment: memory every local rank can read and write. Null when
+  // there is no room, in the heap or in /dev/shm (its pages are reserved here).
   void* alloc(size_t bytes);
   bool free(void* p);  // false when p is not from this heap
 
@@ -167,14 +201,18 @@ class NodeShm {
   int local_rank_ = 0;
   std::vector<int> members_;
   std::vector<Segment> segments_;
-  size_t staging_bytes_, heap_offset_ = 0, heap_bytes_;
+  size_t staging_bytes_ = 0, channel_data_ = 0, heap_bytes_ = 0;
+  size_t channels_offset_ = 0, channel_stride_ = 0, staging_offset_ = 0, heap_offset_ = 0;
+  size_t reserved_ = 0;  // counted in process_bytes()
+  std::string note_;
+  int fd_ = -1;               // this rank's segment, kept while it has a heap to reserve pages in
+  size_t heap_reserved_ = 0;  // [heap_offset_, heap_reserved_) is reserved in /dev/shm
   std::mutex heap_mu_;
   std::map<size_t, size_t> free_;  // offset -> bytes, in this rank's heap
   std::map<size_t, size_t> used_;
   bool cma_ = false;
   std::string cma_status_;
-  bool holds_lifeline_ = false;  // this rank's own robust mutex, locked by `owner_`
-  pthread_t owner_{};
+  LifelineKeeper* keeper_ = nullptr;  // holds this rank's own robust mutex (its lifeline)
 };
 
 }  // namespace cb::engine

@@ -3,6 +3,7 @@
 // In place, a rank first moves its input to a temporary in its shared heap, so that what
 // it writes cannot overwrite blocks the others still have to read.
 #include <cstring>
+#include <memory>
 
 #include "engine/shm/pull_exchange.hpp"
 
@@ -22,9 +23,14 @@ class ShmAlltoall final : public PullExchange {
   void publish() override {
     if (in_ == out_ && all()) {
       temp_ = shm_.alloc(all());
-      if (!temp_) throw RuntimeError("shared heap exhausted (CB_SHM_HEAP_BYTES)");
-      std::memcpy(temp_, in_, all());
-      in_ = temp_;
+      void* copy = temp_;
+      if (!copy && shm_.cma()) {  // no heap (the preload's) or full: peers read it by CMA
+        private_.reset(new std::byte[all()]);
+        copy = private_.get();
+      }
+      if (!copy) throw RuntimeError("shared heap exhausted (CB_SHM_HEAP_BYTES)");
+      std::memcpy(copy, in_, all());
+      in_ = copy;
     }
     sync_.publish_buffers(shm_.describe(in_, all()), shm_.describe(out_, all()));
   }
@@ -45,6 +51,7 @@ class ShmAlltoall final : public PullExchange {
   std::byte* out_;
   size_t block_;
   void* temp_ = nullptr;
+  std::unique_ptr<std::byte[]> private_;
 };
 
 }  // namespace

@@ -12,6 +12,10 @@ namespace {
 
 enum Wire : uint32_t { kEager = 1, kInPlace = 2, kAttach = 3, kFragment = 4 };
 
+uint64_t padded(uint64_t bytes) {  // data in the ring starts 64-byte aligned
+  return (bytes + 63) / 64 * 64;
+}
+
 }  // namespace
 
 ShmTransport::ShmTransport(NodeShm& shm)
@@ -19,20 +23,24 @@ ShmTransport::ShmTransport(NodeShm& shm)
       sends_(static_cast<size_t>(shm.local_size())),
       recvs_(static_cast<size_t>(shm.local_size())),
       next_message_(static_cast<size_t>(shm.local_size()), 0),
+      data_(static_cast<size_t>(shm.local_size())),
       cma_bytes_(shm.cma() ? engine_settings().shm_cma_bytes : SIZE_MAX) {}
 
-// The sender retires descriptors in order once receivers have completed them.
-void ShmTransport::retire(Channel& ch) {
+// The sender retires descriptors in order once receivers have completed them, and with
+// them the data they held (allocated in the same order).
+void ShmTransport::retire(Channel& ch, Ring& data) {
   uint64_t tail = ch.tail.value.load(std::memory_order_relaxed);
   const uint64_t head = ch.head.value.load(std::memory_order_relaxed);
   while (tail < head && ch.ring[tail % kRingEntries].complete.load(std::memory_order_acquire)) {
-    ch.ring[tail % kRingEntries].seq.store(0, std::memory_order_relaxed);
+    Descriptor& d = ch.ring[tail % kRingEntries];
+    if (d.kind == kEager || d.kind == kFragment) data.tail = d.data + padded(d.bytes);
+    d.seq.store(0, std::memory_order_relaxed);
     ++tail;
   }
   ch.tail.value.store(tail, std::memory_order_release);
 }
 
-bool ShmTransport::post_next(Channel& ch, Step& s) {
+bool ShmTransport::post_next(Channel& ch, Ring& data, Step& s) {
   const uint64_t head = ch.head.value.load(std::memory_order_relaxed);
   if (head - ch.tail.value.load(std::memory_order_relaxed) >= kRingEntries) return false;
   if (s.wire == 0) {  // first descriptor: choose how the message travels
@@ -44,9 +52,15 @@ bool ShmTransport::post_next(Channel& ch, Step& s) {
     s.token = next_message_[static_cast<size_t>(local(s.peer))]++;
   }
   Descriptor& d = ch.ring[head % kRingEntries];
-  const size_t chunk = s.wire == kFragment ? std::min(kSlotBytes, s.bytes - s.moved)
-                       : s.wire == kEager  ? s.bytes
-                                           : s.bytes;
+  const size_t chunk = s.wire == kFragment ? std::min(kSlotBytes, s.bytes - s.moved) : s.bytes;
+  uint64_t at = 0;  // where its bytes go in the data ring: contiguous, so not across the end
+  if (s.wire == kEager || s.wire == kFragment) {
+    const uint64_t size = shm_.channel_data_bytes();
+    at = data.head;
+    if (at % size + padded(chunk) > size) at += size - at % size;
+    if (at + padded(chunk) - data.tail > size) return false;  // wait for the receiver
+    data.head = at + padded(chunk);
+  }
   d.tag = s.tag;
   d.kind = s.wire;
   d.bytes = chunk;
@@ -55,9 +69,10 @@ bool ShmTransport::post_next(Channel& ch, Step& s) {
   d.total = s.bytes;
   d.claimed.store(0, std::memory_order_relaxed);
   d.complete.store(0, std::memory_order_relaxed);
+  d.data = at;
   if (s.wire == kEager || s.wire == kFragment)
-    std::memcpy(ch.slots[head % kRingEntries], static_cast<const std::byte*>(s.src) + s.moved,
-                chunk);
+    std::memcpy(ch.data() + at % shm_.channel_data_bytes(),
+                static_cast<const std::byte*>(s.src) + s.moved, chunk);
   else
     d.source = shm_.describe(s.src, s.bytes);
   d.seq.store(head + 1, std::memory_order_release);
@@ -73,11 +88,12 @@ void ShmTransport::push_sends(int receiver) {
   auto& queue = sends_[static_cast<size_t>(receiver)];
   if (queue.empty()) return;
   Channel& ch = shm_.channel(receiver, shm_.local_rank());
-  retire(ch);
+  Ring& data = data_[static_cast<size_t>(receiver)];
+  retire(ch, data);
   while (!queue.empty()) {
     Step& s = *queue.front();
     while (s.moved < s.bytes || s.wire == 0)
-      if (!post_next(ch, s)) return;
+      if (!post_next(ch, data, s)) return;
     if (s.wire == kEager || s.wire == kFragment) s.done = true;
     queue.pop_front();
   }
@@ -100,7 +116,7 @@ bool ShmTransport::consume(Channel& ch, Descriptor& d, Step& r) {
   d.claimed.store(1, std::memory_order_relaxed);
   auto* dst = static_cast<std::byte*>(r.dst) + d.offset;
   if (d.kind == kEager || d.kind == kFragment)
-    std::memcpy(dst, ch.slots[static_cast<size_t>(&d - ch.ring)], d.bytes);
+    std::memcpy(dst, ch.data() + d.data % shm_.channel_data_bytes(), d.bytes);
   else
     shm_.read(dst, d.source, 0, d.bytes);  // memcpy from shared memory, or CMA
   d.complete.store(1, std::memory_order_release);
@@ -166,7 +182,7 @@ bool ShmTransport::test(Step& s) {
       Channel& ch = shm_.channel(local(s.peer), shm_.local_rank());
       if (ch.ring[s.count % kRingEntries].complete.load(std::memory_order_acquire)) {
         s.done = true;
-        retire(ch);
+        retire(ch, data_[static_cast<size_t>(local(s.peer))]);
         return true;
       }
     }
