@@ -70,7 +70,7 @@ bool ShmTransport::post_next(Channel& ch, Ring& data, Step& s) {
   d.claimed.store(0, std::memory_order_relaxed);
   d.complete.store(0, std::memory_order_relaxed);
   d.data = at;
-  if (s.wire == kEager || s.wire == kFragment)
+  if ((s.wire == kEager || s.wire == kFragment) && chunk)  // an empty buffer may be null
     std::memcpy(ch.data() + at % shm_.channel_data_bytes(),
                 static_cast<const std::byte*>(s.src) + s.moved, chunk);
   else
@@ -115,7 +115,7 @@ void ShmTransport::post(Step& s, int tag) {
 bool ShmTransport::consume(Channel& ch, Descriptor& d, Step& r) {
   d.claimed.store(1, std::memory_order_relaxed);
   auto* dst = static_cast<std::byte*>(r.dst) + d.offset;
-  if (d.kind == kEager || d.kind == kFragment)
+  if ((d.kind == kEager || d.kind == kFragment) && d.bytes)
     std::memcpy(dst, ch.data() + d.data % shm_.channel_data_bytes(), d.bytes);
   else
     shm_.read(dst, d.source, 0, d.bytes);  // memcpy from shared memory, or CMA
