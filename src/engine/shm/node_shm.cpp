@@ -224,7 +224,12 @@ class LifelineKeeper {
       cv_.wait(guard, [&] { return !queue_.empty(); });
       Request* r = queue_.front();
       queue_.pop_front();
-      r->rc = r->lock ? pthread_mutex_lock(r->m) : pthread_mutex_unlock(r->m);
+      // Outside mu_: the lifelines stay locked while mu_ is taken again, so taking one
+      // under mu_ would order the two both ways (ThreadSanitizer: lock-order inversion).
+      guard.unlock();
+      const int rc = r->lock ? pthread_mutex_lock(r->m) : pthread_mutex_unlock(r->m);
+      guard.lock();
+      r->rc = rc;
       r->done = true;
       cv_.notify_all();
     }
