@@ -15,7 +15,19 @@ void Backend::free(Buf& buf) {
 
 std::string Backend::unsupported(const CollArgs& args) const {
   if (std::string why = coll_unsupported(args.coll, kind_); !why.empty()) return why;
+  if (args.persistent)
+    if (std::string why = persistent_refuses(args); !why.empty()) return why;
   return refuses(args);
+}
+
+std::string Backend::persistent_refuses(const CollArgs&) const {
+  return "the " + name() +
+         " backend has no persistent collectives (MPI 4.0's MPI_<Coll>_init): run the "
+         "blocking benchmark, or --backend mpi";
+}
+
+std::unique_ptr<PersistentColl> Backend::init(const CollArgs& args) {
+  throw UsageError(persistent_refuses(args));
 }
 
 gpu::Graph Backend::capture(const std::function<void()>&) {

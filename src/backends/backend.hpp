@@ -32,6 +32,15 @@ struct BackendConfig {
   bool progress_thread = false;              // engine: advance non-blocking operations in a thread
 };
 
+// A persistent collective (MPI 4.0's MPI_<Coll>_init): made once for fixed arguments,
+// then started and completed any number of times.
+class PersistentColl {
+ public:
+  virtual ~PersistentColl() = default;
+  virtual void start() = 0;
+  virtual void wait() = 0;  // as the backend waits (spin or yield)
+};
+
 // A backend moves data; the registry (core/coll_spec.hpp) says which collectives it runs.
 class Backend {
  public:
@@ -64,6 +73,9 @@ class Backend {
   std::string unsupported(const CollArgs& args) const;
   virtual void run(const CollArgs& args) = 0;
   virtual std::unique_ptr<Request> start(const CollArgs& args) = 0;
+  // The persistent form of `args` (args.persistent), made collectively: every rank calls
+  // it with matching arguments. Only where unsupported() allows it (persistent_refuses()).
+  virtual std::unique_ptr<PersistentColl> init(const CollArgs& args);
   // The algorithm that runs `args` (recorded in every result), and every algorithm the
   // backend has for a collective (--algo all); empty where the library decides itself.
   virtual std::string algorithm(const CollArgs&) const { return {}; }
@@ -90,6 +102,8 @@ class Backend {
  protected:
   // Arguments of a collective the registry lets this backend run, that it still cannot.
   virtual std::string refuses(const CollArgs&) const { return {}; }
+  // Why this backend has no persistent form of `args` (empty: init() makes one).
+  virtual std::string persistent_refuses(const CollArgs&) const;
   void set_layout(int rank, int size) {
     rank_ = rank;
     size_ = size;

@@ -66,6 +66,25 @@ class StagedRequest final : public Request {
   bool copied_ = false;
 };
 
+// MPI_<Coll>_init's request: started and waited for each time, freed at the end. It keeps
+// its own count arrays, which MPI may read until the request is freed.
+class MpiPersistent final : public PersistentColl {
+ public:
+  MpiPersistent(const CollArgs& a, MPI_Comm comm, int rank, WaitMode mode) : mode_(mode) {
+    req_ = call_mpi_collective(MpiForm::Persistent, a, comm, rank, counts_);
+  }
+  ~MpiPersistent() override {
+    if (req_ != MPI_REQUEST_NULL) MPI_Request_free(&req_);
+  }
+  void start() override { CB_MPI(MPI_Start(&req_)); }
+  void wait() override { wait_request(req_, mode_); }
+
+ private:
+  MpiCountArrays counts_;
+  WaitMode mode_;
+  MPI_Request req_ = MPI_REQUEST_NULL;
+};
+
 }  // namespace
 
 MpiBackend::MpiBackend(const Control& ctl, bool staging)
@@ -167,6 +186,17 @@ std::string MpiBackend::refuses(const CollArgs& a) const {
     return "--algo selects engine algorithms; the mpi backend calls the MPI library, which "
            "chooses its own (for MPICH see MPIR_CVAR_<COLL>_INTRA_ALGORITHM)";
   return mpi_collective_refuses(a);
+}
+
+std::string MpiBackend::persistent_refuses(const CollArgs& a) const {
+  if (staged(a.recv.mem))
+    return "--staging copies device buffers around each call, which a persistent operation "
+           "(made once) cannot: run the blocking benchmark with --staging";
+  return mpi_persistent_refuses(a);
+}
+
+std::unique_ptr<PersistentColl> MpiBackend::init(const CollArgs& a) {
+  return std::make_unique<MpiPersistent>(a, comm_, rank(), wait_);
 }
 
 std::string MpiBackend::reduction_note(Dtype dt, Op op) const {

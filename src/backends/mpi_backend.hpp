@@ -30,10 +30,12 @@ class MpiBackend final : public Backend {
   std::string unsupported_memory(Mem mem) const override;
   void run(const CollArgs& args) override;
   std::unique_ptr<Request> start(const CollArgs& args) override;
+  std::unique_ptr<PersistentColl> init(const CollArgs& args) override;
   std::string reduction_note(Dtype dt, Op op) const override;
 
  private:
   std::string refuses(const CollArgs& args) const override;
+  std::string persistent_refuses(const CollArgs& args) const override;
   MPI_Request post(const CollArgs& args);
   void run_host(const CollArgs& args);
   // --staging copies through host memory even where the library is CUDA-aware (to compare)

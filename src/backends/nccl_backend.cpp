@@ -442,6 +442,48 @@ void NcclBackend::enqueue(const CollArgs& a) {
       CB_NCCL(ncclGroupEnd());
       return;
     }
+    // One block per rank (gather, scatter, allgatherv and the v forms) as nccl-tests'
+    // gather_perf and scatter_perf: grouped ncclSend/ncclRecv, a rank's own block included
+    // (NCCL copies it) except in place, where it already lies in recv.
+    case Coll::Gather:
+    case Coll::Gatherv:
+    case Coll::Scatter:
+    case Coll::Scatterv:
+    case Coll::Allgatherv: {
+      const size_t w = dtype_size(a.dtype);
+      const auto block = [&](const Buf& b, int r) {
+        return b.bytes_at(rank_block_offset(a, r) * w);
+      };
+      const bool gathers = a.coll != Coll::Scatter && a.coll != Coll::Scatterv;
+      const bool to_all = a.coll == Coll::Allgatherv;
+      // Gathers: my block goes from `mine` to the root (everyone, allgatherv); scatters: the
+      // root's block r goes from `all` to rank r's result.
+      const void* mine = a.in_place ? block(a.recv, rank_) : a.send.ptr;
+      const Buf& all = a.in_place ? a.recv : a.send;
+      void* result = a.in_place ? block(a.recv, rank_) : a.recv.ptr;
+      CB_NCCL(ncclGroupStart());
+      for (int peer = 0; peer < size_; ++peer) {
+        const bool self = peer == rank_;
+        if (self && a.in_place) continue;
+        if (gathers) {
+          if (to_all || rank_ == a.root)  // receive every rank's block
+            if (const size_t n = rank_block_elements(a, peer))
+              CB_NCCL(ncclRecv(block(a.recv, peer), n, type, peer, comm_, s));
+          if (to_all || peer == a.root)  // send mine
+            if (const size_t n = rank_block_elements(a, rank_))
+              CB_NCCL(ncclSend(mine, n, type, peer, comm_, s));
+        } else {
+          if (rank_ == a.root)
+            if (const size_t n = rank_block_elements(a, peer))
+              CB_NCCL(ncclSend(block(all, peer), n, type, peer, comm_, s));
+          if (peer == a.root)
+            if (const size_t n = rank_block_elements(a, rank_))
+              CB_NCCL(ncclRecv(result, n, type, peer, comm_, s));
+        }
+      }
+      CB_NCCL(ncclGroupEnd());
+      return;
+    }
     default:
       throw UsageError(unsupported(a));
   }

@@ -11,12 +11,14 @@
 #include "gpu/memory.hpp"
 #include "gpu/validate.hpp"
 #include "harness/fault.hpp"
+#include "harness/timer.hpp"
 
 namespace cb {
 
 CollectiveRunnerBase::CollectiveRunnerBase(const RunContext& rc) : rc_(rc), spec_(*rc.desc.coll) {}
 
 CollectiveRunnerBase::~CollectiveRunnerBase() {
+  persistent_.clear();  // before the buffers they name
   for (Buf* b : {&send_, &recv_}) rc_.free(*b);
 }
 
@@ -104,9 +106,11 @@ void CollectiveRunnerBase::prepare() {
 
 size_t CollectiveRunnerBase::elements(size_t count, bool send) const {
   const int n = rc_.ctl.size();
+  const bool in_place = rc_.opt.in_place;
   if (const auto it = counts_.find(count); it != counts_.end())
-    return send ? it->second->max_send_total() : it->second->max_recv_total();
-  return send ? spec_.send_elements(count, n) : spec_.recv_elements_for(count, n, rc_.opt.in_place);
+    return send ? spec_.counted_send(*it->second, in_place)
+                : spec_.counted_recv(*it->second, in_place);
+  return send ? spec_.send_elements(count, n) : spec_.recv_elements_for(count, n, in_place);
 }
 
 std::vector<std::string> CollectiveRunnerBase::algorithms_to_run() const {
@@ -151,11 +155,11 @@ std::vector<std::string> CollectiveRunnerBase::header_lines() const {
   if (const std::string note = reduction_note(); !note.empty()) lines.push_back("# " + note);
   if (spec_.varying_counts && !counts_.empty()) {
     char imbalance[32];
-    std::snprintf(imbalance, sizeof imbalance, "%.2f", counts_.rbegin()->second->imbalance());
+    std::snprintf(imbalance, sizeof imbalance, "%.2f",
+                  spec_.counts_imbalance(*counts_.rbegin()->second));
     lines.push_back("# Counts: " + o.counts.str() +
-                    " (message size = average bytes per peer; every rank sends size x ranks; "
-                    "busiest receiver gets " +
-                    imbalance + "x the average)");
+                    " (message size = " + std::string(spec_.counts_meaning) +
+                    "; the busiest rank gets " + imbalance + "x the average)");
   }
   if (o.validate && spec_.sized) lines.push_back(validation_line());
   lines.insert(lines.end(), notes_.begin(), notes_.end());
@@ -189,12 +193,38 @@ CollArgs CollectiveRunnerBase::args_for(const Point& point, int iteration) const
   a.op = o.op;
   a.root = spec_.rooted ? (o.root.rotate ? iteration % n : o.root.fixed) : 0;
   a.in_place = o.in_place;
+  a.persistent = rc_.desc.persistent;
   a.algo = point.algo;
   if (const auto it = counts_.find(count); it != counts_.end()) a.counts = it->second.get();
   a.recv = recv_.ptr ? recv_.slice(0, elements(count, false) * width) : recv_;
   a.send = send_.ptr ? send_.slice(0, elements(count, true) * width) : Buf{};
   if (a.in_place) a.send = a.recv;
   return a;
+}
+
+double CollectiveRunnerBase::init_persistent(const Point& point) {
+  persistent_.clear();  // the previous size's operations
+  if (!rc_.desc.persistent) return 0;
+  const int n = rc_.ctl.size();
+  const int roots = spec_.rooted && rc_.opt.root.rotate ? n : 1;
+  double total = 0;
+  for (int i = 0; i < roots; ++i) {
+    const CollArgs a = args_for(point, i);
+    const double t0 = now_s();
+    persistent_[a.root] = rc_.be.init(a);
+    total += now_s() - t0;
+  }
+  return total / roots * 1e6;
+}
+
+void CollectiveRunnerBase::call(const CollArgs& a) {
+  if (!a.persistent) return rc_.be.run(a);
+  const auto it = persistent_.find(a.root);
+  if (it == persistent_.end())
+    throw RuntimeError("persistent " + std::string(spec_.name()) + ": no operation made for root " +
+                       std::to_string(a.root));
+  it->second->start();
+  it->second->wait();
 }
 
 void CollectiveRunnerBase::run_once(const CollArgs& a, bool nonblocking) {
@@ -205,7 +235,7 @@ void CollectiveRunnerBase::run_once(const CollArgs& a, bool nonblocking) {
     graph.launch(rc_.be.stream());
     rc_.be.sync();  // before the graph goes
   } else {
-    rc_.be.run(a);
+    call(a);
   }
   rc_.be.sync();
 }
@@ -223,11 +253,11 @@ void CollectiveRunnerBase::validate(const Point& point, bool nonblocking, SizeOu
   };
   for (int r = 0; r < roots; ++r) {
     const CollArgs a = args_for(point, r);
-    // Fill and check on the device, no host round trip (alltoallv's layout comes from its
-    // count matrix, which the kernels do not have: through the host). Only the bits
+    // Fill and check on the device, no host round trip, where the kernels know the
+    // collective (not those of count matrices or rooted blocks: through the host). Only the bits
     // comparison copies the result to the host (read_buffer: one device-to-host copy of the
     // result, untimed) to hash it.
-    if (a.recv.mem == Mem::Cuda && !a.counts) {
+    if (a.recv.mem == Mem::Cuda && spec_.device_validation) {
       const CollData d{a.coll, a.dtype, a.op, a.count, a.root, a.in_place, rank, n};
       gpu::fill_collective(d, a.in_place ? nullptr : a.send.ptr, a.recv.ptr, nullptr);
       gpu::synchronize();
@@ -302,8 +332,8 @@ nlohmann::json CollectiveRunnerBase::base_record(const Point& point, int iterati
   if (a.counts)
     r["counts"] = {{"pattern", o.counts.str()},
                    {"mean_per_peer", a.counts->mean()},
-                   {"max_recv_elements", a.counts->max_recv_total()},
-                   {"imbalance", a.counts->imbalance()}};
+                   {"max_recv_elements", spec_.counted_recv(*a.counts, a.in_place)},
+                   {"imbalance", spec_.counts_imbalance(*a.counts)}};
   if (spec_.rooted)
     r["root"] = o.root.rotate ? nlohmann::json("rotate") : nlohmann::json(o.root.fixed);
   return r;

@@ -37,6 +37,13 @@ class CollectiveRunnerBase : public Runner {
   void validate(const Point& point, bool nonblocking, SizeOutcome& out);
   // One untimed operation, completed (with -G: captured into a graph of one call, launched).
   void run_once(const CollArgs& a, bool nonblocking);
+  // One blocking call of `a`: run(), or for a persistent benchmark (osu_<coll>_persistent)
+  // start and wait of the operation init_persistent() made for its root.
+  void call(const CollArgs& a);
+  // Persistent benchmarks: makes the operations of `point` (collectively, untimed: every
+  // rank makes the same ones in the same order), one per root its iterations use, and
+  // returns this rank's mean time of one init, us; 0 for the other benchmarks.
+  double init_persistent(const Point& point);
   // bytes, count, dtype, op, root, in_place, algo, iterations, warmup.
   nlohmann::json base_record(const Point& point, int iterations, int warmup) const;
   // The text column naming the backend's algorithm, if it has one for these arguments.
@@ -65,7 +72,8 @@ class CollectiveRunnerBase : public Runner {
   std::vector<Point> points_;
   std::vector<std::string> notes_;
   Buf send_, recv_;
-  std::map<size_t, std::unique_ptr<CountMatrix>> counts_;  // alltoallv: per count (--counts)
+  std::map<size_t, std::unique_ptr<CountMatrix>> counts_;      // alltoallv: per count (--counts)
+  std::map<int, std::unique_ptr<PersistentColl>> persistent_;  // by root, of the current size
 };
 
 }  // namespace cb

@@ -44,7 +44,8 @@ struct CollArgs {
   Op op = Op::Sum;
   int root = 0;
   bool in_place = false;
-  std::string algo;  // engine: empty -> tuning table, else forced by name
+  bool persistent = false;  // to be made persistent (Backend::init) rather than run once
+  std::string algo;         // engine: empty -> tuning table, else forced by name
   // Alltoallv: elements from every rank to every rank (count is then their mean); owned
   // by the caller, identical on every rank.
   const CountMatrix* counts = nullptr;

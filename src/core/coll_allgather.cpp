@@ -57,6 +57,7 @@ const CollSpec kAllgatherSpec{
     .check = check,
     .backends = kAllBackends,
     .same_on_all_ranks = true,
+    .device_validation = true,
 };
 
 }  // namespace cb

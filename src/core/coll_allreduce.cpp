@@ -37,6 +37,7 @@ const CollSpec kAllreduceSpec{
     .check = check,
     .backends = kAllBackends,
     .same_on_all_ranks = true,
+    .device_validation = true,
 };
 
 }  // namespace cb

@@ -44,6 +44,7 @@ const CollSpec kAlltoallSpec{
     .fill = fill,
     .check = check,
     .backends = kAllBackends,
+    .device_validation = true,
 };
 
 }  // namespace cb

@@ -1,8 +1,10 @@
-// Alltoallv: rank i sends counts(i, j) elements to rank j (a CountMatrix from --counts,
-// packed in rank order in both buffers). `count` is the mean elements per peer, so the
-// message size is the average bytes per peer; every rank sends count x n elements in all
-// (algbw counts them, as alltoall), busbw = algbw x (n-1)/n. The receive buffer holds the
-// largest receive total of any rank. In place is not defined (blocks differ in size).
+// Alltoallv and alltoallw (the same exchange; MPI_Alltoallw takes byte displacements and
+// a datatype per peer, every one --dtype here, as OMB's osu_alltoallw): rank i sends counts(i, j)
+// elements to rank j (a CountMatrix from --counts, packed in rank order in both buffers). `count`
+// is the mean elements per peer, so the message size is the average bytes per peer; every rank
+// sends count x n elements in all (algbw counts them, as alltoall), busbw = algbw x (n-1)/n. The
+// receive buffer holds the largest receive total of any rank. In place is not defined (blocks
+// differ in size).
 #include "core/coll_spec.hpp"
 #include "core/errors.hpp"
 #include "core/vcounts.hpp"
@@ -47,30 +49,31 @@ size_t times_n(size_t count, int n) {
   return count * static_cast<size_t>(n);
 }
 
+constexpr CollSpec exchange(Coll coll) {
+  return {
+      .coll = coll,
+      .reduces = false,
+      .rooted = false,
+      .send_elements = times_n,
+      // Without the matrix, the bound: every element of every rank to one rank.
+      .recv_elements = [](size_t count, int n) { return count * static_cast<size_t>(n) * n; },
+      .algbw_elements = times_n,
+      .bus_factor = [](int n) { return (n - 1.0) / n; },
+      .fill = fill,
+      .check = check,
+      .backends = coll == Coll::Alltoallv ? kAllBackends : backend_bit(BackendKind::Mpi),
+      .in_place_defined = false,
+      .varying_counts = true,
+      .counted_send = [](const CountMatrix& m, bool) { return m.max_send_total(); },
+      .counted_recv = [](const CountMatrix& m, bool) { return m.max_recv_total(); },
+      .counts_meaning = "average bytes per peer; every rank sends size x ranks",
+      .counts_imbalance = [](const CountMatrix& m) { return m.imbalance(); },
+  };
+}
+
 }  // namespace
 
-size_t CollSpec::max_send_of(const CollArgs& a) {
-  return a.counts->max_send_total();
-}
-
-size_t CollSpec::max_recv_of(const CollArgs& a) {
-  return a.counts->max_recv_total();
-}
-
-const CollSpec kAlltoallvSpec{
-    .coll = Coll::Alltoallv,
-    .reduces = false,
-    .rooted = false,
-    .send_elements = times_n,
-    // Without the matrix, the bound: every element of every rank to one rank.
-    .recv_elements = [](size_t count, int n) { return count * static_cast<size_t>(n) * n; },
-    .algbw_elements = times_n,
-    .bus_factor = [](int n) { return (n - 1.0) / n; },
-    .fill = fill,
-    .check = check,
-    .backends = kAllBackends,
-    .in_place_defined = false,
-    .varying_counts = true,
-};
+const CollSpec kAlltoallvSpec = exchange(Coll::Alltoallv);
+const CollSpec kAlltoallwSpec = exchange(Coll::Alltoallw);
 
 }  // namespace cb

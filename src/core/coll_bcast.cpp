@@ -36,6 +36,7 @@ const CollSpec kBcastSpec{
     .check = check,
     .backends = kAllBackends,
     .same_on_all_ranks = true,
+    .device_validation = true,
 };
 
 }  // namespace cb

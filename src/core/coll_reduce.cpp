@@ -36,6 +36,7 @@ const CollSpec kReduceSpec{
     .fill = fill_reduction,
     .check = check,
     .backends = kAllBackends,
+    .device_validation = true,
 };
 
 }  // namespace cb

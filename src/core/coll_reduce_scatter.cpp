@@ -50,6 +50,7 @@ const CollSpec kReduceScatterSpec{
     .check = check,
     .backends = kAllBackends,
     .in_place_recv_elements = times_n,
+    .device_validation = true,
 };
 
 }  // namespace cb

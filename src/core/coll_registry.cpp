@@ -21,9 +21,10 @@ std::string_view CollSpec::name() const {
 }
 
 std::span<const CollSpec* const> coll_specs() {
-  static constexpr std::array<const CollSpec*, 8> kSpecs = {
-      &kAllreduceSpec,     &kBcastSpec,  &kAlltoallSpec, &kAllgatherSpec,
-      &kReduceScatterSpec, &kReduceSpec, &kBarrierSpec,  &kAlltoallvSpec};
+  static constexpr std::array<const CollSpec*, 15> kSpecs = {
+      &kAllreduceSpec, &kBcastSpec,    &kAlltoallSpec,   &kAllgatherSpec,      &kReduceScatterSpec,
+      &kReduceSpec,    &kBarrierSpec,  &kAlltoallvSpec,  &kGatherSpec,         &kScatterSpec,
+      &kGathervSpec,   &kScattervSpec, &kAllgathervSpec, &kReduceScatterVSpec, &kAlltoallwSpec};
   return kSpecs;
 }
 

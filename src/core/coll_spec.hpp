@@ -15,6 +15,8 @@
 
 namespace cb {
 
+class CountMatrix;  // core/vcounts.hpp
+
 // The backends the registry knows of, as bits of CollSpec::backends.
 enum class BackendKind : uint8_t { Mpi, Nccl, Engine };
 inline constexpr unsigned backend_bit(BackendKind k) {
@@ -52,20 +54,31 @@ struct CollSpec {
   bool sized = true;
   // -l/--in-place is defined (not for alltoallv, whose blocks differ in size).
   bool in_place_defined = true;
-  // Per-peer counts differ (alltoallv): CollArgs::counts holds them (--counts), count is
-  // their mean, and the buffer sizes of *_elements_of() come from the matrix.
+  // Per-rank or per-peer counts differ (alltoallv, alltoallw, the v forms):
+  // CollArgs::counts holds them (--counts), count is their mean, and the buffer sizes come
+  // from the matrix through counted_send/counted_recv (elements, the same on every rank:
+  // the largest any rank needs).
   bool varying_counts = false;
+  size_t (*counted_send)(const CountMatrix& m, bool in_place) = nullptr;
+  size_t (*counted_recv)(const CountMatrix& m, bool in_place) = nullptr;
+  // What the message size means with --counts, for the header line ("average bytes per
+  // peer; every rank sends size x ranks"), and the busiest rank's load over the average.
+  std::string_view counts_meaning = {};
+  double (*counts_imbalance)(const CountMatrix& m) = nullptr;
   // Every rank's result must be the same bits (allreduce, allgather, bcast): -c compares
   // them across ranks as well as against the expected values. Not for reduce_scatter and
   // alltoall(v), whose results differ per rank, nor reduce (only the root has one).
   bool same_on_all_ranks = false;
+  // gpu::fill_collective()/check_collective() know it (core/verify_values.hpp): -c on
+  // device buffers fills and checks there. Otherwise the images go through the host.
+  bool device_validation = false;
 
   std::string_view name() const;
   bool runs_on(BackendKind k) const { return (backends & backend_bit(k)) != 0; }
   // Elements of send and recv for `args` on `nranks` ranks: in place, there is no send
   // buffer (recv holds the input).
   size_t send_elements_of(const CollArgs& a, int nranks) const {
-    if (a.counts) return max_send_of(a);
+    if (a.counts) return counted_send(*a.counts, a.in_place);
     return a.in_place ? 0 : send_elements(a.count, nranks);
   }
   // Elements of recv: recv_elements, or in place in_place_recv_elements where defined.
@@ -74,13 +87,9 @@ struct CollSpec {
                                               : recv_elements(count, nranks);
   }
   size_t recv_elements_of(const CollArgs& a, int nranks) const {
-    if (a.counts) return max_recv_of(a);
+    if (a.counts) return counted_recv(*a.counts, a.in_place);
     return recv_elements_for(a.count, nranks, a.in_place);
   }
-  // With a count matrix: the largest send and receive totals over ranks (every rank
-  // allocates the same).
-  static size_t max_send_of(const CollArgs& a);
-  static size_t max_recv_of(const CollArgs& a);
 };
 
 // Every collective collbench knows, benchmarked or only traced (backends == 0).
@@ -92,12 +101,20 @@ std::string coll_unsupported(Coll coll, BackendKind backend);
 bool coll_is_rooted(Coll coll);  // false for Coll::None
 bool coll_reduces(Coll coll);
 
+// The one-block-per-rank collectives (gather, scatter and the v forms): elements of rank
+// `rank`'s block and where it starts in a buffer of all blocks (count each, or with
+// args.counts the matrix's CountMatrix::block()).
+size_t rank_block_elements(const CollArgs& a, int rank);
+size_t rank_block_offset(const CollArgs& a, int rank);
+
 // Fill of the reductions whose result is every rank's input combined (allreduce, reduce):
 // each rank's inputs, and its output poisoned against the expected result.
 void fill_reduction(const CollArgs& a, int rank, int nranks, std::byte* send, std::byte* recv);
 
 extern const CollSpec kAllreduceSpec, kBcastSpec, kAlltoallSpec;
 extern const CollSpec kAllgatherSpec, kReduceScatterSpec, kReduceSpec;
-extern const CollSpec kBarrierSpec, kAlltoallvSpec;
+extern const CollSpec kBarrierSpec, kAlltoallvSpec, kAlltoallwSpec;
+extern const CollSpec kGatherSpec, kScatterSpec, kGathervSpec, kScattervSpec;
+extern const CollSpec kAllgathervSpec, kReduceScatterVSpec;
 
 }  // namespace cb

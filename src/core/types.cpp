@@ -32,15 +32,22 @@ constexpr NameTable<Op, 4> kOpNames{
 constexpr NameTable<Mem, 2> kMemNames{{{Mem::Host, "host"}, {Mem::Cuda, "cuda"}}};
 constexpr NameTable<Mem, 4> kMemAliases{
     {{Mem::Host, "h"}, {Mem::Cuda, "d"}, {Mem::Cuda, "device"}, {Mem::Cuda, "gpu"}}};
-constexpr NameTable<Coll, 9> kCollNames{{{Coll::None, "none"},
-                                         {Coll::Allreduce, "allreduce"},
-                                         {Coll::Bcast, "bcast"},
-                                         {Coll::Alltoall, "alltoall"},
-                                         {Coll::Allgather, "allgather"},
-                                         {Coll::ReduceScatter, "reduce_scatter"},
-                                         {Coll::Reduce, "reduce"},
-                                         {Coll::Barrier, "barrier"},
-                                         {Coll::Alltoallv, "alltoallv"}}};
+constexpr NameTable<Coll, 16> kCollNames{{{Coll::None, "none"},
+                                          {Coll::Allreduce, "allreduce"},
+                                          {Coll::Bcast, "bcast"},
+                                          {Coll::Alltoall, "alltoall"},
+                                          {Coll::Allgather, "allgather"},
+                                          {Coll::ReduceScatter, "reduce_scatter"},
+                                          {Coll::Reduce, "reduce"},
+                                          {Coll::Barrier, "barrier"},
+                                          {Coll::Alltoallv, "alltoallv"},
+                                          {Coll::Gather, "gather"},
+                                          {Coll::Scatter, "scatter"},
+                                          {Coll::Gatherv, "gatherv"},
+                                          {Coll::Scatterv, "scatterv"},
+                                          {Coll::Allgatherv, "allgatherv"},
+                                          {Coll::ReduceScatterV, "reduce_scatterv"},
+                                          {Coll::Alltoallw, "alltoallw"}}};
 
 std::string lower(std::string_view s) {
   std::string out(s);

@@ -22,7 +22,14 @@ enum class Coll : uint8_t {
   ReduceScatter,
   Reduce,
   Barrier,
-  Alltoallv
+  Alltoallv,
+  Gather,
+  Scatter,
+  Gatherv,
+  Scatterv,
+  Allgatherv,
+  ReduceScatterV,  // MPI_Reduce_scatter (per-rank counts); ReduceScatter is the block form
+  Alltoallw
 };
 
 inline constexpr Dtype kAllDtypes[] = {Dtype::Char,   Dtype::Int32, Dtype::Int64,   Dtype::Float,

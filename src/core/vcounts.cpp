@@ -186,4 +186,15 @@ double CountMatrix::imbalance() const {
   return avg > 0 ? static_cast<double>(max_recv_) / avg : 1.0;
 }
 
+size_t CountMatrix::max_block() const {
+  size_t most = 0;
+  for (int i = 0; i < n_; ++i) most = std::max(most, block(i));
+  return most;
+}
+
+double CountMatrix::block_imbalance() const {
+  const double avg = static_cast<double>(blocks_total()) / n_;
+  return avg > 0 ? static_cast<double>(max_block()) / avg : 1.0;
+}
+
 }  // namespace cb

@@ -64,6 +64,16 @@ class CountMatrix {
   // The largest receive total over the average one (1: balanced; the hot expert's load).
   double imbalance() const;
 
+  // The v forms with one block per rank (gatherv, scatterv, allgatherv, reduce_scatterv)
+  // take row 0: rank i's block is count(0, i) elements at send_offset(0, i) of mean x
+  // nranks, spread over the ranks as the pattern spreads one sender's elements.
+  size_t block(int rank) const { return count(0, rank); }
+  size_t block_offset(int rank) const { return send_offset(0, rank); }
+  size_t blocks_total() const { return send_total(0); }
+  size_t max_block() const;
+  // max_block() over mean(): 1 when balanced.
+  double block_imbalance() const;
+
  private:
   void index();  // offsets and totals from counts_
   size_t at(int a, int b) const {

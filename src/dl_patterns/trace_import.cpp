@@ -7,6 +7,7 @@
 #include <optional>
 #include <string_view>
 
+#include "core/coll_spec.hpp"
 #include "dl_patterns/trace.hpp"
 #include "dl_patterns/trace_fields.hpp"
 
@@ -81,7 +82,9 @@ constexpr ParamColl kParamColls[] = {
     {"alltoallv", Coll::Alltoall, ParamColl::Count::InPerPeer},
     {"alltoallbase", Coll::Alltoall, ParamColl::Count::InPerPeer},
     {"wait", std::nullopt},
-    {"barrier", Coll::Barrier},  // no size
+    {"gather", Coll::Gather},                           // in_msg_size: what each rank contributes
+    {"scatter", Coll::Scatter, ParamColl::Count::Out},  // out: each rank's share
+    {"barrier", Coll::Barrier},                         // no size
     {"init", std::nullopt},
 };
 
@@ -153,6 +156,21 @@ std::string_view param_coll_name(Coll c) {
       return "all_to_allv";
     case Coll::Barrier:
       return "barrier";
+    case Coll::Gather:
+      return "gather";
+    case Coll::Scatter:
+      return "scatter";
+    // No PARAM names: collbench's own.
+    case Coll::Gatherv:
+      return "gatherv";
+    case Coll::Scatterv:
+      return "scatterv";
+    case Coll::Allgatherv:
+      return "all_gather_v";
+    case Coll::ReduceScatterV:
+      return "reduce_scatter_v";
+    case Coll::Alltoallw:
+      return "all_to_allw";
     case Coll::None:
       break;
   }
@@ -265,8 +283,7 @@ Trace import_param_basic(const json& records, const std::string& origin) {
         field_error(where, size_field, "smaller than world_size: less than one element per peer");
     }
     check_op_size(op.count, op.dtype, size_field, where);
-    if ((op.coll == Coll::Bcast || op.coll == Coll::Reduce) && rec.contains("root") &&
-        !rec.at("root").is_null()) {
+    if (coll_is_rooted(op.coll) && rec.contains("root") && !rec.at("root").is_null()) {
       op.root = small_nonnegative_integer(rec, "root", where);
       if (t.world_size > 0 && op.root >= t.world_size)
         field_error(where, "root", "must be below world_size " + std::to_string(t.world_size));
@@ -286,12 +303,14 @@ json to_param_basic(const Trace& trace) {
   for (size_t i = 0; i < trace.ops.size(); ++i) {
     const TraceOp& op = trace.ops[i];
     uint64_t in = op.count, out = op.count;
-    const bool needs_world =
-        op.coll == Coll::Allgather || op.coll == Coll::ReduceScatter || op.coll == Coll::Alltoall;
+    const bool needs_world = op.coll == Coll::Allgather || op.coll == Coll::ReduceScatter ||
+                             op.coll == Coll::Alltoall || op.coll == Coll::Gather ||
+                             op.coll == Coll::Scatter;
     if (needs_world && ws == 0)
       fail(trace.name + ": ops[" + std::to_string(i) + "]",
            "world_size is needed to write " + std::string(to_string(op.coll)) + " sizes for PARAM");
-    if (op.coll == Coll::Allgather) out = op.count * ws;
+    if (op.coll == Coll::Allgather || op.coll == Coll::Gather) out = op.count * ws;
+    if (op.coll == Coll::Scatter) in = op.count * ws;
     if (op.coll == Coll::ReduceScatter) in = op.count * ws;
     if (op.coll == Coll::Alltoall) in = out = op.count * ws;
 

@@ -26,11 +26,36 @@ MpiCall mpi_call(const CollArgs& a, int rank) {
   const MpiReduction r = mpi_datatype_and_op(a.dtype, a.op);
   const void* in = a.in_place ? MPI_IN_PLACE : a.send.ptr;
   void* out = a.recv.ptr;
-  // Reduce: MPI_IN_PLACE is the root's alone; the others send from recv, their input, and
-  // pass no receive buffer (insignificant there; the same buffer twice would alias).
-  if (a.coll == Coll::Reduce && a.in_place && rank != a.root) {
-    in = a.recv.ptr;
-    out = nullptr;
+  const bool root = rank == a.root;
+  switch (a.coll) {
+    // Reduce: MPI_IN_PLACE is the root's alone; the others send from recv, their input,
+    // and pass no receive buffer (insignificant there; the same buffer twice would alias).
+    case Coll::Reduce:
+      if (a.in_place && !root) {
+        in = a.recv.ptr;
+        out = nullptr;
+      }
+      break;
+    // Gather(v) in place: the root's input is its block of recv (MPI_IN_PLACE); the
+    // others send their block of recv, where the harness keeps it in place.
+    case Coll::Gather:
+    case Coll::Gatherv:
+      if (a.in_place && !root)
+        in = a.recv.bytes_at(rank_block_offset(a, rank) * dtype_size(a.dtype));
+      break;
+    // Scatter(v) in place: the root's n blocks are in recv and its own stays there
+    // (MPI_IN_PLACE as recvbuf); the others receive into their block of recv.
+    case Coll::Scatter:
+    case Coll::Scatterv:
+      if (a.in_place) {
+        in = a.recv.ptr;
+        out = root ? MPI_IN_PLACE
+                   : static_cast<void*>(
+                         a.recv.bytes_at(rank_block_offset(a, rank) * dtype_size(a.dtype)));
+      }
+      break;
+    default:
+      break;
   }
   return {in, out, as_mpi_count(a.count), r.type, r.op};
 }
@@ -47,25 +72,39 @@ int as_mpi_count(size_t n) {
   return static_cast<int>(n);
 }
 
-void fill_count_arrays(const CountMatrix& m, int rank, MpiCountArrays& v) {
+void fill_count_arrays(const CollArgs& a, int rank, MpiCountArrays& v) {
+  const CountMatrix& m = *a.counts;
   const auto n = static_cast<size_t>(m.nranks());
-  bool same = v.scounts.size() == n;
-  for (size_t p = 0; same && p < n; ++p)
-    same = v.scounts[p] == static_cast<int>(m.count(rank, int(p))) &&
-           v.rcounts[p] == static_cast<int>(m.count(int(p), rank)) &&
-           v.sdispls[p] == static_cast<int>(m.send_offset(rank, int(p))) &&
-           v.rdispls[p] == static_cast<int>(m.recv_offset(rank, int(p)));
-  if (same) return;
-  v.scounts.resize(n);
-  v.rcounts.resize(n);
-  v.sdispls.resize(n);
-  v.rdispls.resize(n);
+  if (v.matrix == &m && v.coll == a.coll && v.rank == rank && v.dtype == a.dtype) return;
+  v = MpiCountArrays{};
+  v.matrix = &m;
+  v.coll = a.coll;
+  v.rank = rank;
+  v.dtype = a.dtype;
   for (size_t p = 0; p < n; ++p) {
     const int peer = static_cast<int>(p);
-    v.scounts[p] = as_mpi_count(m.count(rank, peer));
-    v.rcounts[p] = as_mpi_count(m.count(peer, rank));
-    v.sdispls[p] = as_mpi_count(m.send_offset(rank, peer));
-    v.rdispls[p] = as_mpi_count(m.recv_offset(rank, peer));
+    if (a.coll == Coll::Alltoallv || a.coll == Coll::Alltoallw) {
+      v.scounts.push_back(as_mpi_count(m.count(rank, peer)));
+      v.rcounts.push_back(as_mpi_count(m.count(peer, rank)));
+      v.sdispls.push_back(as_mpi_count(m.send_offset(rank, peer)));
+      v.rdispls.push_back(as_mpi_count(m.recv_offset(rank, peer)));
+    } else {  // one block per rank, the same arrays for sending and receiving
+      v.scounts.push_back(as_mpi_count(m.block(peer)));
+      v.sdispls.push_back(as_mpi_count(m.block_offset(peer)));
+    }
+  }
+  if (a.coll != Coll::Alltoallv && a.coll != Coll::Alltoallw) {
+    v.rcounts = v.scounts;
+    v.rdispls = v.sdispls;
+  }
+  if (a.coll == Coll::Alltoallw) {  // displacements in bytes, a datatype per peer
+    const MPI_Datatype type = mpi_datatype_and_op(a.dtype, a.op).type;
+    const auto width = static_cast<int>(dtype_size(a.dtype));
+    for (size_t p = 0; p < n; ++p) {
+      v.sdispls[p] = as_mpi_count(size_t(v.sdispls[p]) * size_t(width));
+      v.rdispls[p] = as_mpi_count(size_t(v.rdispls[p]) * size_t(width));
+    }
+    v.types.assign(n, type);
   }
 }
 
@@ -83,35 +122,89 @@ std::string mpi_collective_refuses(const CollArgs& a) {
   return {};
 }
 
-MPI_Request post_mpi_collective(const CollArgs& a, MPI_Comm comm, int rank, MpiCountArrays& v) {
+std::string mpi_persistent_refuses(const CollArgs& a) {
+  // MPICH 4.0's MPI_Allgather_init, MPI_Gather_init and MPI_Scatter_init deliver the first
+  // start's data again at later starts, and its MPI_Scatter_init hangs at its second start
+  // on 3 ranks (a one-element C program shows both; MPICH 5.0.2 has neither). A hang
+  // cannot be probed for safely, so the version decides.
+  const bool broken =
+      a.coll == Coll::Allgather || a.coll == Coll::Gather || a.coll == Coll::Scatter;
+  if (!broken || mpi_library_version().find("MPICH Version: 4.0") == std::string::npos) return {};
+  return "MPICH 4.0's persistent " + std::string(to_string(a.coll)) +
+         " is defective (its later MPI_Start calls deliver the first start's data again; "
+         "scatter hangs on 3 ranks), so its timings would be of a wrong operation: run the "
+         "blocking or non-blocking benchmark, or a newer MPI (MPICH 5 is correct)";
+}
+
+// MPI_<Name>(args...), MPI_I<name>(args..., &req) or MPI_<Name>_init(args..., info, &req):
+// the three forms of one collective from one argument list.
+#define CB_MPI_FORMS(Name, name, ...)                              \
+  do {                                                             \
+    if (form == MpiForm::Blocking)                                 \
+      CB_MPI(MPI_##Name(__VA_ARGS__));                             \
+    else if (form == MpiForm::Nonblocking)                         \
+      CB_MPI(MPI_I##name(__VA_ARGS__, &req));                      \
+    else                                                           \
+      CB_MPI(MPI_##Name##_init(__VA_ARGS__, MPI_INFO_NULL, &req)); \
+  } while (false)
+
+MPI_Request call_mpi_collective(MpiForm form, const CollArgs& a, MPI_Comm comm, int rank,
+                                MpiCountArrays& v) {
   const MpiCall c = mpi_call(a, rank);
   MPI_Request req = MPI_REQUEST_NULL;
+  if (a.counts) fill_count_arrays(a, rank, v);
   switch (a.coll) {
     case Coll::Allreduce:
-      CB_MPI(MPI_Iallreduce(c.in, c.out, c.count, c.type, c.op, comm, &req));
+      CB_MPI_FORMS(Allreduce, allreduce, c.in, c.out, c.count, c.type, c.op, comm);
       break;
     case Coll::Bcast:
-      CB_MPI(MPI_Ibcast(c.out, c.count, c.type, a.root, comm, &req));
+      CB_MPI_FORMS(Bcast, bcast, c.out, c.count, c.type, a.root, comm);
       break;
     case Coll::Alltoall:
-      CB_MPI(MPI_Ialltoall(c.in, c.count, c.type, c.out, c.count, c.type, comm, &req));
+      CB_MPI_FORMS(Alltoall, alltoall, c.in, c.count, c.type, c.out, c.count, c.type, comm);
       break;
     case Coll::Reduce:
-      CB_MPI(MPI_Ireduce(c.in, c.out, c.count, c.type, c.op, a.root, comm, &req));
+      CB_MPI_FORMS(Reduce, reduce, c.in, c.out, c.count, c.type, c.op, a.root, comm);
       break;
     case Coll::Barrier:
-      CB_MPI(MPI_Ibarrier(comm, &req));
+      CB_MPI_FORMS(Barrier, barrier, comm);
       break;
     case Coll::Alltoallv:
-      fill_count_arrays(*a.counts, rank, v);
-      CB_MPI(MPI_Ialltoallv(c.in, v.scounts.data(), v.sdispls.data(), c.type, c.out,
-                            v.rcounts.data(), v.rdispls.data(), c.type, comm, &req));
+      CB_MPI_FORMS(Alltoallv, alltoallv, c.in, v.scounts.data(), v.sdispls.data(), c.type, c.out,
+                   v.rcounts.data(), v.rdispls.data(), c.type, comm);
+      break;
+    case Coll::Alltoallw:
+      CB_MPI_FORMS(Alltoallw, alltoallw, c.in, v.scounts.data(), v.sdispls.data(), v.types.data(),
+                   c.out, v.rcounts.data(), v.rdispls.data(), v.types.data(), comm);
       break;
     case Coll::Allgather:  // in place: block `rank` of recv is the input
-      CB_MPI(MPI_Iallgather(c.in, c.count, c.type, c.out, c.count, c.type, comm, &req));
+      CB_MPI_FORMS(Allgather, allgather, c.in, c.count, c.type, c.out, c.count, c.type, comm);
+      break;
+    case Coll::Allgatherv:  // in place: block `rank` of recv is the input
+      CB_MPI_FORMS(Allgatherv, allgatherv, c.in, v.scounts[size_t(rank)], c.type, c.out,
+                   v.rcounts.data(), v.rdispls.data(), c.type, comm);
       break;
     case Coll::ReduceScatter:  // in place: recv holds all n blocks, the result is its first
-      CB_MPI(MPI_Ireduce_scatter_block(c.in, c.out, c.count, c.type, c.op, comm, &req));
+      CB_MPI_FORMS(Reduce_scatter_block, reduce_scatter_block, c.in, c.out, c.count, c.type, c.op,
+                   comm);
+      break;
+    case Coll::ReduceScatterV:  // in place: as the block form
+      CB_MPI_FORMS(Reduce_scatter, reduce_scatter, c.in, c.out, v.rcounts.data(), c.type, c.op,
+                   comm);
+      break;
+    case Coll::Gather:
+      CB_MPI_FORMS(Gather, gather, c.in, c.count, c.type, c.out, c.count, c.type, a.root, comm);
+      break;
+    case Coll::Gatherv:
+      CB_MPI_FORMS(Gatherv, gatherv, c.in, v.scounts[size_t(rank)], c.type, c.out, v.rcounts.data(),
+                   v.rdispls.data(), c.type, a.root, comm);
+      break;
+    case Coll::Scatter:
+      CB_MPI_FORMS(Scatter, scatter, c.in, c.count, c.type, c.out, c.count, c.type, a.root, comm);
+      break;
+    case Coll::Scatterv:
+      CB_MPI_FORMS(Scatterv, scatterv, c.in, v.scounts.data(), v.sdispls.data(), c.type, c.out,
+                   v.rcounts[size_t(rank)], c.type, a.root, comm);
       break;
     default:
       not_in_mpi(a);
@@ -119,38 +212,6 @@ MPI_Request post_mpi_collective(const CollArgs& a, MPI_Comm comm, int rank, MpiC
   return req;
 }
 
-void run_mpi_collective(const CollArgs& a, MPI_Comm comm, int rank, MpiCountArrays& v) {
-  const MpiCall c = mpi_call(a, rank);
-  switch (a.coll) {
-    case Coll::Allreduce:
-      CB_MPI(MPI_Allreduce(c.in, c.out, c.count, c.type, c.op, comm));
-      break;
-    case Coll::Bcast:
-      CB_MPI(MPI_Bcast(c.out, c.count, c.type, a.root, comm));
-      break;
-    case Coll::Alltoall:
-      CB_MPI(MPI_Alltoall(c.in, c.count, c.type, c.out, c.count, c.type, comm));
-      break;
-    case Coll::Reduce:
-      CB_MPI(MPI_Reduce(c.in, c.out, c.count, c.type, c.op, a.root, comm));
-      break;
-    case Coll::Barrier:
-      CB_MPI(MPI_Barrier(comm));
-      break;
-    case Coll::Alltoallv:
-      fill_count_arrays(*a.counts, rank, v);
-      CB_MPI(MPI_Alltoallv(c.in, v.scounts.data(), v.sdispls.data(), c.type, c.out,
-                           v.rcounts.data(), v.rdispls.data(), c.type, comm));
-      break;
-    case Coll::Allgather:
-      CB_MPI(MPI_Allgather(c.in, c.count, c.type, c.out, c.count, c.type, comm));
-      break;
-    case Coll::ReduceScatter:
-      CB_MPI(MPI_Reduce_scatter_block(c.in, c.out, c.count, c.type, c.op, comm));
-      break;
-    default:
-      not_in_mpi(a);
-  }
-}
+#undef CB_MPI_FORMS
 
 }  // namespace cb

@@ -16,24 +16,50 @@ namespace cb {
 
 class CountMatrix;
 
-// MPI_Alltoallv's counts and displacements (elements) of one rank for one count matrix;
-// must stay untouched while an MPI_Ialltoallv may still read them.
+// The count and displacement arrays (elements; MPI_Alltoallw: bytes, and its datatypes) of
+// one rank for one count matrix and collective; must stay untouched while an MPI
+// operation may still read them (a persistent one: until it is freed).
 struct MpiCountArrays {
   std::vector<int> scounts, sdispls, rcounts, rdispls;
+  std::vector<MPI_Datatype> types;
+  // What they were filled for.
+  const CountMatrix* matrix = nullptr;
+  Coll coll = Coll::None;
+  int rank = -1;
+  Dtype dtype = Dtype::Char;
 };
-// Fills `v` for `rank` of `m` (left as it is when it already holds them).
-void fill_count_arrays(const CountMatrix& m, int rank, MpiCountArrays& v);
+// Fills `v` for `rank` from args.counts (left as it is when it already holds them):
+// alltoallv/w a row and a column of the matrix, the v forms of one block per rank its
+// blocks (CountMatrix::block).
+void fill_count_arrays(const CollArgs& args, int rank, MpiCountArrays& v);
 
 // Why the MPI library must not be given `args` (a known defect of the library); empty
 // when it can run them.
 std::string mpi_collective_refuses(const CollArgs& args);
 
-// The collective of `args` on `comm`, started non-blocking / run to completion. `counts`
-// holds alltoallv's arrays (filled here). Throws RuntimeError when MPI fails, UsageError for
-// a count over MPI's int or a collective MPI does not have.
-MPI_Request post_mpi_collective(const CollArgs& args, MPI_Comm comm, int rank,
+// Why the library's persistent form of args.coll must not be benchmarked (a known defect
+// of the library); empty: it may.
+std::string mpi_persistent_refuses(const CollArgs& args);
+
+// How a collective is called: run to completion (MPI_<Coll>), started (MPI_I<coll>), or
+// made persistent (MPI_<Coll>_init: the request is then MPI_Start-ed and waited for each
+// time, and freed with MPI_Request_free).
+enum class MpiForm : uint8_t { Blocking, Nonblocking, Persistent };
+
+// The collective of `args` on `comm` in `form`; the request (MPI_REQUEST_NULL when
+// blocking). `counts` holds the count arrays of the v forms (filled here). Throws
+// RuntimeError when MPI fails, UsageError for a count over MPI's int or a collective MPI
+// does not have.
+MPI_Request call_mpi_collective(MpiForm form, const CollArgs& args, MPI_Comm comm, int rank,
                                 MpiCountArrays& counts);
-void run_mpi_collective(const CollArgs& args, MPI_Comm comm, int rank, MpiCountArrays& counts);
+inline MPI_Request post_mpi_collective(const CollArgs& args, MPI_Comm comm, int rank,
+                                       MpiCountArrays& counts) {
+  return call_mpi_collective(MpiForm::Nonblocking, args, comm, rank, counts);
+}
+inline void run_mpi_collective(const CollArgs& args, MPI_Comm comm, int rank,
+                               MpiCountArrays& counts) {
+  call_mpi_collective(MpiForm::Blocking, args, comm, rank, counts);
+}
 
 int as_mpi_count(size_t n);  // n, or UsageError when it exceeds MPI's int count
 

@@ -36,6 +36,9 @@ struct BenchDesc {
   // The family's timing loop: make_pt2pt_runner (pt2pt/pt2pt.hpp), make_collective_runner
   // (collective/runners.hpp), make_replay_runner ...
   std::unique_ptr<Runner> (*make_runner)(const RunContext&) = nullptr;
+  // A blocking collective in MPI 4.0's persistent form (osu_<coll>_persistent): made once
+  // per size (MPI_<Coll>_init, untimed), each iteration MPI_Start + MPI_Wait.
+  bool persistent = false;
 };
 
 int bench_main(const BenchDesc& desc, int argc, char** argv);

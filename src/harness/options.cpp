@@ -430,8 +430,9 @@ ParseOutcome parse_options(const BenchDesc& desc, int argc, const char* const* a
     app.add_flag("--progress-thread", o.progress_thread,
                  "engine: advance non-blocking operations in a background thread");
     app.add_option("--counts", counts,
-                   "alltoallv: per-peer counts: uniform, zipf:S[,SEED] (MoE routing skew) or "
-                   "random[:SEED]; -m is the average bytes per peer");
+                   "alltoallv, alltoallw: per-peer counts; gatherv, scatterv, allgatherv, "
+                   "reduce_scatterv: per-rank blocks: uniform, zipf:S[,SEED] (MoE routing "
+                   "skew) or random[:SEED]; -m is the average bytes per peer or block");
     if (desc.family == Family::NonblockingCollective)
       app.add_option("-t,--num-test-calls", o.test_calls,
                      "test calls spread through the dummy compute")
@@ -525,7 +526,8 @@ ParseOutcome parse_options(const BenchDesc& desc, int argc, const char* const* a
     o.counts = parse_counts_pattern(counts);
     if (desc.coll && !desc.coll->varying_counts && given("--counts"))
       throw UsageError("--counts: " + std::string(desc.name) +
-                       " has equal counts for every peer (--counts is for alltoallv)");
+                       " has equal counts for every peer (--counts is for alltoallv, alltoallw "
+                       "and the v forms)");
     if (desc.coll && !desc.coll->in_place_defined && o.in_place)
       throw UsageError("-l/--in-place: " + std::string(desc.name) +
                        " has no in-place form (MPI defines none for blocks of different sizes)");

@@ -31,7 +31,8 @@ SOURCE = HERE.parents[1]
 BENCHMARKS = [
     "allreduce", "iallreduce", "bcast", "ibcast", "alltoall", "ialltoall", "allgather",
     "iallgather", "reduce_scatter", "ireduce_scatter", "reduce", "ireduce", "barrier",
-    "alltoallv", "ialltoallv", "latency", "bw", "bibw", "mbw_mr", "replay", "info", "copybw",
+    "alltoallv", "ialltoallv", "gather", "igatherv", "scatter_persistent", "alltoallw",
+    "reduce_scatterv", "allgatherv", "ibarrier", "latency", "bw", "bibw", "mbw_mr", "replay", "info", "copybw",
 ]
 # Executables at the top of the build tree that are development tools, not installed.
 NOT_INSTALLED = {"cb_gpu_bench"}

@@ -104,7 +104,7 @@ BAD_INPUT = [
     ("alltoallv", ["--counts", "poisson:3"], "unknown pattern"),
     ("alltoallv", ["--counts", "random:x"], "seed"),
     ("alltoallv", ["-l"], "no in-place form"),
-    ("alltoall", ["--counts", "zipf:1"], "--counts is for alltoallv"),
+    ("alltoall", ["--counts", "zipf:1"], "--counts is for alltoallv, alltoallw"),
     ("barrier", ["-m", "64"], "no message size"),
     ("barrier", ["--dtype", "double"], "no message size"),
     ("reduce", ["-k", "fixed:5"], "out of range"),

@@ -335,6 +335,12 @@ def schemas_every_output(env):
                   "ireduce_scatter", "ireduce", "ialltoallv"):
         d.bench(2, bench, [*QUICK, "-c"])
     d.bench(2, "barrier", ["-i", "2", "-x", "1", "-c"])
+    # OMB's other collectives: one of each shape (rooted blocks, v forms, persistent).
+    for bench in ("gatherv", "iscatter", "allgatherv", "reduce_scatterv", "alltoallw",
+                  "allreduce_persistent", "scatterv_persistent"):
+        d.bench(2, bench, [*QUICK, "-c"])
+    d.bench(2, "ibarrier", ["-i", "2", "-x", "1"])
+    d.bench(2, "gatherv", [*QUICK, "--counts", "zipf:1", "-k", "rotate", "-c"], name="gatherv.zipf")
     algo_all = d.bench(2, "allreduce", [*QUICK, "--backend", "engine", "--algo", "all",
                                         "--repeat", "2", "-z", "-c"], name="allreduce.all")
     d.bench(2, "alltoallv", [*QUICK, "--backend", "engine", "--counts", "zipf:1.2", "-c"],
