@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The engine against every MPI library installed (issue 26), 2 ranks on this machine:
-#   scripts/compare_mpis.sh OUTDIR [cb_<coll> options, e.g. -m 1K:4K -i 5 for a smoke run]
+#   scripts/compare_mpis.sh OUTDIR [more cb_<coll> options]
+#   CB_SIZES=1K:4K scripts/compare_mpis.sh /tmp/smoke -i 5 -x 1     (a smoke run)
 # For each MPI in CB_MPIS (default "mpich4 mpich5 openmpi5"; scripts/mpi_select.sh names
 # them, scripts/install_mpi.sh installs the registry's), a Release build in
 # build-release[-MPI]/ (Debian's MPICH: build-release/), then one interleaved run: for each
@@ -9,7 +10,7 @@
 # it), then the engine (--backend engine on its own buffers, and --alloc plain; built
 # against CB_ENGINE_MPIS, default the first MPI: its shared-memory paths do not go through
 # MPI) and the engine under an unmodified program (cb_<coll> --backend mpi with
-# LD_PRELOAD=libcb_engine_preload.so) on every MPI. Sizes 1 KiB-64 MiB
+# LD_PRELOAD=libcb_engine_preload.so) on every MPI. Sizes CB_SIZES, default 1 KiB-64 MiB
 # (alltoall: 1 KiB-16 MiB per peer), each size the median of 3 passes (--repeat 3), -c.
 # Writes OUTDIR/<coll>.<series>.<pass>.json (and .txt), copy_bw.json, and with
 # scripts/compare_mpis.py OUTDIR/comparison.md (a table per collective: each series'
@@ -72,9 +73,10 @@ run() {  # run MPI NAME PRELOAD(0/1) BENCH ARGS...
 }
 
 for coll in $colls; do
-  max=64M
-  [ "$coll" = alltoall ] && max=16M  # per-peer block: 2 x 16 MiB per buffer
-  args=(-m 1K:$max --repeat 3 -c "${extra[@]}")
+  sizes=${CB_SIZES:-1K:64M}
+  # per-peer block: 2 x 16 MiB per buffer
+  [ "$coll" = alltoall ] && [ -z "${CB_SIZES:-}" ] && sizes=1K:16M
+  args=(-m "$sizes" --repeat 3 -c "${extra[@]}")
   for pass in $(seq 1 "$passes"); do
     for mpi in $mpis; do
       run "$mpi" "$coll.mpi-$mpi.$pass" 0 "$coll" --backend mpi "${args[@]}"
