@@ -53,7 +53,7 @@ release() {
 # backends and the recorder (not the models sweep: a minute each), and every preload case:
 # the apps, pass-through, MPICH's coll subset and the 16 legal programs compared bit for
 # bit with the plain library. Left to the release stage: the full dtype/op matrices,
-# schemas, scripts, faults (hydra's -disable-auto-cleanup), GPU cases. 46 cases.
+# schemas, scripts, faults (hydra's -disable-auto-cleanup), GPU cases. 50 cases.
 OTHER_MPIS=${CB_TEST_MPIS:-openmpi5 mpich5-abi}
 OTHER_MPI_TARGETS="cb_benchmarks cb_engine_preload cb_preload_app cb_legal_programs cb_record_app cb_record_app_c"
 OTHER_MPI_TESTS='^int_(coll_allreduce_json|coll_bcast_json_and_rotating_root|coll_result_bits_compared_across_ranks|coll_validation_failure_is_reported|coll_bad_input|coll_three_and_four_ranks_yield|engine_same_bits_on_every_rank|engine_selection_follows_the_table|engine_pt2pt_over_its_transport|engine_progress_thread|engine_nonblocking_and_yield|nbc_four_ranks_yield|pt2pt_latency_json|pt2pt_bw_json|pt2pt_mbw_mr_four_ranks_yield|info_under_mpirun|reduce_json_roots_and_in_place|barrier_one_row|alltoallv_patterns|gather_scatter_json|mpi_half_and_bfloat16_user_op|shm_collectives_on_shared_and_plain_buffers|shm_off|replay_recorder_round_trip|replay_many_ready_at_once_.*|record_.*|preload_.*|legal_.*)$'
