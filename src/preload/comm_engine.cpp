@@ -274,9 +274,9 @@ MPI_Request g_poke = MPI_REQUEST_NULL;
 
 void poke_mpi() {
   Guard g;
-  if (g_poke == MPI_REQUEST_NULL &&
-      PMPI_Grequest_start(
-          query_fn, [](void*) { return MPI_SUCCESS; }, cancel_fn, nullptr, &g_poke) != MPI_SUCCESS)
+  if (g_poke == MPI_REQUEST_NULL && PMPI_Grequest_start(
+                                        query_fn, [](void*) -> int { return MPI_SUCCESS; },
+                                        cancel_fn, nullptr, &g_poke) != MPI_SUCCESS)
     return;
   int flag = 0;
   PMPI_Test(&g_poke, &flag, MPI_STATUS_IGNORE);
