@@ -103,8 +103,11 @@ class Env:
         if self.abi():
             shim = os.path.join(self.workdir, "abi-bin")
             os.makedirs(shim, exist_ok=True)
-            if not os.path.exists(os.path.join(shim, "mpicc")):
-                os.symlink(mpicc, os.path.join(shim, "mpicc"))
+            cc = os.path.join(shim, "mpicc")
+            if not os.path.exists(cc):  # a script, not a link: mpicc_abi finds its prefix by $0
+                with open(cc, "w") as f:
+                    f.write(f"#!/bin/sh\nexec {shlex.quote(mpicc)} \"$@\"\n")
+                os.chmod(cc, 0o755)
             return shim + os.pathsep + path
         return os.path.dirname(mpicc) + os.pathsep + path
 
