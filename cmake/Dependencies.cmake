@@ -1,5 +1,21 @@
 # Every dependency comes from Debian packages or the machine's CUDA toolkit
 # (see README "Dependencies"); nothing is vendored.
+# -DCOLLBENCH_MPI_ABI=ON: compile against the MPI 5.0 standard ABI (mpi_abi.h, every handle
+# a pointer) with the implementation's ABI wrapper (MPICH >= 4.3: mpicxx_abi, which adds
+# -DMPI_ABI and links libmpi_abi.so); the binary then runs on any library of that ABI.
+option(COLLBENCH_MPI_ABI "Build against the MPI 5.0 standard ABI (mpicxx_abi, libmpi_abi.so)" OFF)
+if(COLLBENCH_MPI_ABI AND NOT MPI_CXX_COMPILER)
+  find_program(_cb_mpicxx_abi NAMES mpicxx_abi mpic++_abi)
+  if(NOT _cb_mpicxx_abi)
+    message(FATAL_ERROR "COLLBENCH_MPI_ABI=ON needs an MPI ABI compiler wrapper (mpicxx_abi, from "
+                        "MPICH >= 4.3: scripts/install_mpi.sh mpich5) on PATH or as -DMPI_CXX_COMPILER")
+  endif()
+  set(MPI_CXX_COMPILER ${_cb_mpicxx_abi} CACHE FILEPATH "MPI C++ compiler wrapper (standard ABI)")
+  get_filename_component(_cb_abi_dir ${_cb_mpicxx_abi} DIRECTORY)
+  if(NOT MPI_C_COMPILER AND EXISTS ${_cb_abi_dir}/mpicc_abi)
+    set(MPI_C_COMPILER ${_cb_abi_dir}/mpicc_abi CACHE FILEPATH "MPI C compiler wrapper (standard ABI)")
+  endif()
+endif()
 find_package(MPI REQUIRED COMPONENTS CXX)
 
 # Whether the MPI library can say if it is CUDA-aware: MPICH >= 4.0 declares
@@ -11,9 +27,18 @@ check_cxx_symbol_exists(MPIX_Query_cuda_support "mpi.h" CB_MPI_HAS_CUDA_QUERY)
 if(NOT CB_MPI_HAS_CUDA_QUERY)
   check_cxx_symbol_exists(MPIX_Query_cuda_support "mpi.h;mpi-ext.h" CB_MPI_EXT_HAS_CUDA_QUERY)
 endif()
+# MPICH's extended generalized requests (a poll and a wait function); Open MPI and the
+# standard ABI have none (the preload then advances its operations in its own waits).
+check_cxx_symbol_exists(PMPIX_Grequest_start "mpi.h" CB_MPI_HAS_GREQUESTX)
+# The standard ABI: mpi.h (with -DMPI_ABI) or mpi_abi.h defines MPI_ABI_VERSION.
+check_cxx_symbol_exists(MPI_ABI_VERSION "mpi.h" CB_MPI_ABI)
 unset(CMAKE_REQUIRED_LIBRARIES)
 unset(CMAKE_REQUIRED_QUIET)
-foreach(v CB_MPI_HAS_CUDA_QUERY CB_MPI_EXT_HAS_CUDA_QUERY)
+if(COLLBENCH_MPI_ABI AND NOT CB_MPI_ABI)
+  message(FATAL_ERROR "COLLBENCH_MPI_ABI=ON, but ${MPI_CXX_COMPILER}'s mpi.h does not define "
+                      "MPI_ABI_VERSION: not a standard-ABI wrapper (use mpicxx_abi)")
+endif()
+foreach(v CB_MPI_HAS_CUDA_QUERY CB_MPI_EXT_HAS_CUDA_QUERY CB_MPI_HAS_GREQUESTX CB_MPI_ABI)
   if(${v})
     set(${v} 1)
   else()

@@ -4,10 +4,17 @@
 #   scripts/run.sh [OUTDIR]
 # On several nodes: inside a Slurm allocation, or with CB_HOSTFILE and CB_PPN for mpirun, and
 # CB_NP ranks; scripts/sweep.sh reads them (README, "On a cluster").
+# CB_MPI=openmpi5|mpich5|mpich5-abi: another MPI (scripts/mpi_select.sh), built in
+# build-$CB_MPI/, results in results/<host>-<date>-$CB_MPI/ (README, "Other MPIs").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install_deps.sh
-bash scripts/build.sh build -DCMAKE_BUILD_TYPE=Release
-out=${1:-results/$(hostname -s)-$(date -u +%Y%m%d)}
-bash scripts/sweep.sh build "$out"
+source scripts/mpi_select.sh
+cb_mpi_select
+build=$(cb_mpi_build_dir build)
+bash scripts/build.sh "$build" -DCMAKE_BUILD_TYPE=Release
+suffix=
+case "${CB_MPI:-}" in "" | mpich4) ;; *) suffix=-$CB_MPI ;; esac
+out=${1:-results/$(hostname -s)-$(date -u +%Y%m%d)$suffix}
+bash scripts/sweep.sh "$build" "$out"
 echo "main job: JSON, tables, plots and summary.md in $out"

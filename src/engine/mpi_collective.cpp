@@ -5,6 +5,7 @@
 
 #include "core/coll_spec.hpp"
 #include "core/mpi_check.hpp"
+#include "core/mpi_compat.hpp"
 #include "core/vcounts.hpp"
 #include "engine/mpi_half_op.hpp"
 #include "engine/mpi_library.hpp"
@@ -112,10 +113,8 @@ std::string mpi_collective_refuses(const CollArgs& a) {
   // MPICH 4.0's device-level (ch4) reduce reads MPI_IN_PLACE as a buffer at a root other
   // than 0 above 2 KiB and crashes (SIGSEGV at 0xffffffffffffffff); its MPIR algorithms
   // are right. Say so rather than crash.
-  const char* device_coll = std::getenv("MPIR_CVAR_REDUCE_DEVICE_COLLECTIVE");
   if (a.coll == Coll::Reduce && a.in_place && a.root != 0 && a.count * dtype_size(a.dtype) > 2048 &&
-      !(device_coll && std::string(device_coll) == "0") &&
-      mpi_library_version().find("MPICH Version: 4.0") != std::string::npos)
+      mpi_compat::mpi_reduce_in_place_root_bug(mpi_library_version()))
     return "MPICH 4.0's ch4 MPI_Reduce crashes with MPI_IN_PLACE at a root other than 0 above "
            "2 KiB; set MPIR_CVAR_REDUCE_DEVICE_COLLECTIVE=0 (its MPIR algorithms are correct), "
            "use root 0, or leave out -l";

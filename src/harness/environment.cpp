@@ -206,6 +206,7 @@ void describe_environment(const Control& ctl, nlohmann::json& out) {
   out["hosts"] = hosts;
   out["mpi"] = {{"library", mpi_library_version()},
                 {"standard", std::to_string(mpi_major) + "." + std::to_string(mpi_minor)}};
+  describe_mpi_library(out["mpi"]);
   describe_mpi_cuda_awareness(out["mpi"]);
   out["collbench"] = {{"version", CB_VERSION},
                       {"git_revision", git_revision()},

@@ -18,6 +18,7 @@
 #include "core/coll_spec.hpp"
 #include "core/errors.hpp"
 #include "core/mpi_check.hpp"
+#include "core/mpi_compat.hpp"
 #include "core/settings.hpp"
 #include "engine/algorithm.hpp"
 #include "engine/execution.hpp"
@@ -164,8 +165,10 @@ int cancel_fn(void*, int) {
   return MPI_SUCCESS;  // a collective cannot be cancelled (MPI: erroneous)
 }
 
-// MPI_Wait and MPI_Test call this until the request is complete: every operation of this
-// process advances, not only this one (a peer may need another of ours to go on).
+// With MPICH's extended generalized requests (mpi_compat::kHasGrequestExtensions), MPI_Wait
+// and MPI_Test call this until the request is complete: every operation of this process
+// advances, not only this one (a peer may need another of ours to go on). Without them the
+// preload's own MPI_Wait*/MPI_Test* (preload_progress.cpp) do the same.
 int poll_fn(void* state, MPI_Status*) {
   if (inside_engine()) return MPI_SUCCESS;  // called back from inside the engine
   progress_all();
@@ -271,9 +274,9 @@ MPI_Request g_poke = MPI_REQUEST_NULL;
 
 void poke_mpi() {
   Guard g;
-  if (g_poke == MPI_REQUEST_NULL &&
-      PMPI_Grequest_start(
-          query_fn, [](void*) { return MPI_SUCCESS; }, cancel_fn, nullptr, &g_poke) != MPI_SUCCESS)
+  if (g_poke == MPI_REQUEST_NULL && PMPI_Grequest_start(
+                                        query_fn, [](void*) -> int { return MPI_SUCCESS; },
+                                        cancel_fn, nullptr, &g_poke) != MPI_SUCCESS)
     return;
   int flag = 0;
   PMPI_Test(&g_poke, &flag, MPI_STATUS_IGNORE);
@@ -432,7 +435,8 @@ void CommEngine::start(const CollArgs& a, const char* function, MPI_Request* req
   if (!algo) throw UsageError(why);
   started_nonblocking_ = true;
   auto op = std::make_unique<NbOp>(shared_from_this(), *algo, a, function);
-  CB_MPI(PMPIX_Grequest_start(query_fn, free_fn, cancel_fn, poll_fn, wait_fn, op.get(), request));
+  CB_MPI(mpi_compat::pmpi_grequest_start(query_fn, free_fn, cancel_fn, poll_fn, wait_fn, op.get(),
+                                         request));
   NbOp* raw = op.release();  // MPI owns it now (free_fn)
   raw->greq = *request;
   in_flight().push_back(raw);

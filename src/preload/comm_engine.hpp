@@ -1,8 +1,10 @@
 // The engine behind one application communicator, for libcb_engine_preload.so: the same
 // pieces --backend engine uses (engine::Comm on its own duplicate of the communicator, the
 // tuning table, CB_<COLL>_ALGO, HostExecutor, Schedule and Execution), but on the
-// application's communicator instead of MPI_COMM_WORLD. Non-blocking operations are MPICH
-// generalized requests (MPIX_Grequest_start) whose poll function advances them.
+// application's communicator instead of MPI_COMM_WORLD. Non-blocking operations are
+// generalized requests: MPICH's extended ones (MPIX_Grequest_start) whose poll function
+// advances them, or elsewhere (Open MPI, the standard ABI) standard ones (MPI_Grequest_start)
+// that the preload's MPI_Wait*/MPI_Test* wrappers advance (core/mpi_compat.hpp).
 //
 // Every function here runs with the "inside the engine" guard set (preload_guard.hpp), so
 // the MPI calls the engine makes itself go straight to PMPI.

@@ -3,6 +3,8 @@ timeout, read its JSON, and assert with messages that say what was expected."""
 import json
 import math
 import os
+import shlex
+import shutil
 import subprocess
 import time
 
@@ -32,9 +34,82 @@ class Run:
         return f"rc={self.rc} ({self.seconds:.1f} s)\n--- stdout\n{self.out}\n--- stderr\n{self.err}"
 
 
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+_FLAVOURS = {}
+
+
+def mpirun_flavour(mpirun):
+    """'openmpi', 'hydra' or 'other': which launcher `mpirun` is (from its --version)."""
+    if mpirun not in _FLAVOURS:
+        try:
+            p = subprocess.run([mpirun, "--version"], capture_output=True, text=True, timeout=30)
+            text = p.stdout + p.stderr
+        except (OSError, subprocess.TimeoutExpired):
+            text = ""
+        _FLAVOURS[mpirun] = ("openmpi" if any(w in text for w in ("Open MPI", "OpenRTE", "PRRTE"))
+                             else "hydra" if "HYDRA" in text else "other")
+    return _FLAVOURS[mpirun]
+
+
+def launcher(mpirun, workdir):
+    """The launcher the cases run: `mpirun` itself, or for Open MPI scripts/mpirun_compat.sh in
+    front of it (the one place with each implementation's launch flags: --oversubscribe,
+    --bind-to none, running as root), which every case's `[env.mpirun, "-n", ...]` and the
+    scripts given MPIRUN then use alike: a script in `workdir` that names the real mpirun
+    itself (cases clear CB_* from the environment of what they launch)."""
+    if mpirun_flavour(mpirun) != "openmpi":
+        return mpirun
+    real = os.path.abspath(mpirun) if os.sep in mpirun else (shutil.which(mpirun) or mpirun)
+    path = os.path.join(workdir, "mpirun")
+    with open(path, "w") as f:
+        f.write(f"#!/bin/sh\nCB_MPIRUN_REAL={shlex.quote(real)} "
+                f"exec {shlex.quote(os.path.join(REPO, 'scripts', 'mpirun_compat.sh'))} \"$@\"\n")
+    os.chmod(path, 0o755)
+    return path
+
+
 class Env:
     def __init__(self, bindir, mpirun, workdir):
-        self.bindir, self.mpirun, self.workdir = bindir, mpirun, workdir
+        self.bindir, self.mpirun, self.workdir = bindir, launcher(mpirun, workdir), workdir
+        self.real_mpirun = mpirun
+
+    def abi(self):
+        """Whether the build uses the MPI 5.0 standard ABI (-DCOLLBENCH_MPI_ABI=ON): programs
+        that run with its preloaded libraries must be compiled with the ABI wrappers too."""
+        try:
+            with open(os.path.join(self.bindir, "generated", "config.hpp")) as f:
+                return "#define CB_MPI_ABI 1" in f.read()
+        except OSError:
+            return False
+
+    def mpi_tool(self, name):
+        """The MPI's own `name` (mpif90, mpicc; with the standard ABI `name`_abi): beside the
+        mpirun the cases run with when that is a path (one MPI of several), else from PATH;
+        None when it has none."""
+        if self.abi():
+            name += "_abi"
+        if os.sep in self.real_mpirun:
+            tool = os.path.join(os.path.dirname(self.real_mpirun), name)
+            return tool if os.access(tool, os.X_OK) else None
+        return shutil.which(name)
+
+    def mpi_path(self):
+        """PATH for scripts that call `mpicc` (MPICH's test suite): the build's MPI first; with
+        the standard ABI a folder whose mpicc is mpicc_abi."""
+        path = os.environ.get("PATH", "")
+        mpicc = self.mpi_tool("mpicc")
+        if not mpicc:
+            return path
+        if self.abi():
+            shim = os.path.join(self.workdir, "abi-bin")
+            os.makedirs(shim, exist_ok=True)
+            cc = os.path.join(shim, "mpicc")
+            if not os.path.exists(cc):  # a script, not a link: mpicc_abi finds its prefix by $0
+                with open(cc, "w") as f:
+                    f.write(f"#!/bin/sh\nexec {shlex.quote(mpicc)} \"$@\"\n")
+                os.chmod(cc, 0o755)
+            return shim + os.pathsep + path
+        return os.path.dirname(mpicc) + os.pathsep + path
 
     def path(self, name):
         return os.path.join(self.workdir, name)

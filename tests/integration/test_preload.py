@@ -10,6 +10,7 @@ import os
 import re
 import subprocess
 
+import cbtest
 from cbtest import Failure, case, check
 
 MPICH_TESTS = os.path.normpath(os.path.join(os.path.dirname(__file__), "..", "..", "..",
@@ -147,9 +148,16 @@ def preload_mpich_coll_subset(env):
                           "preload_mpich_tests.sh")
     # Built once per build folder; logs go there too (run.sh skips a test already built).
     out = os.path.join(env.bindir, "tests", "mpich-coll-tests")
-    regex = "^(" + "|".join(MPICH_SUBSET) + ")$"
+    subset = dict(MPICH_SUBSET)
+    if cbtest.mpirun_flavour(env.real_mpirun) == "openmpi" or env.abi():
+        # Open MPI 5.0.11 and MPICH 5.0.2's standard ABI (libmpi_abi.so) segfault in these
+        # without the preload too (Open MPI in MPI_Ialltoallw with MPICH's arguments; checked
+        # with NO_PRELOAD=1 scripts/preload_mpich_tests.sh)
+        for name in ("nonblocking2", "nonblocking3"):
+            subset.pop(name, None)
+    regex = "^(" + "|".join(subset) + ")$"
     run_env = dict(os.environ, MAXNP="2", T="60", CB_PRELOAD_LIB=lib, MPICH_TESTS=MPICH_TESTS,
-                   MPIEXEC=env.mpirun, **tuning(env))
+                   MPIEXEC=env.mpirun, PATH=env.mpi_path(), **tuning(env))
     try:
         p = subprocess.run(["bash", script, out, regex], env=run_env, capture_output=True,
                            text=True, timeout=240)
@@ -160,13 +168,13 @@ def preload_mpich_coll_subset(env):
     check(p.returncode == 0 and not failed, f"MPICH tests failed under the preload:\n"
                                             f"{p.stdout[-4000:]}\n{p.stderr[-2000:]}")
     ran = {l.split()[1] for l in lines if l.startswith("PASS")}
-    check(ran == set(MPICH_SUBSET), f"ran {sorted(ran)}, expected {sorted(MPICH_SUBSET)}")
+    check(ran == set(subset), f"ran {sorted(ran)}, expected {sorted(subset)}")
     taken = {}
     for l in lines:
         m = re.match(r"^ENGINE (\S+): (\d+) engine, \d+ passed through(.*)$", l)
         if m:
             taken[m.group(1)] = dict(re.findall(r"(MPI_\w+)=(\d+)", m.group(3)))
-    for name, functions in MPICH_SUBSET.items():
+    for name, functions in subset.items():
         got = taken.get(name, {})
         check("MPI_Reduce" in got, f"{name}: the engine took no MPI_Reduce (MTest_Finalize): {got}")
         for fn in functions:

@@ -7,6 +7,7 @@ script installs them into .venv-mpi4py/ (or MPI4PY_VENV) when run by hand, or
 scripts/install_deps.sh with CB_MPI4PY=1."""
 import os
 import re
+import shutil
 import subprocess
 
 from cbtest import Failure, case, check
@@ -27,6 +28,12 @@ RUN = re.compile(r" (plain|preload) (\d+) (\d+) (\d+) rc=(\d+)")
 def preload_mpi4py_cco_subset(env):
     lib = os.path.join(env.bindir, "libcb_engine_preload.so")
     check(os.path.exists(lib), f"missing {lib}")
+    mpicc = env.mpi_tool("mpicc")
+    default = shutil.which("mpicc")
+    if env.abi() or not mpicc or not default or \
+            os.path.realpath(mpicc) != os.path.realpath(default):
+        return (f"SKIP: mpi4py in .venv-mpi4py is built against the mpicc on PATH ({default}), "
+                f"not this build's MPI ({mpicc or env.real_mpirun})")
     out = env.path("mpi4py")
     run_env = dict(os.environ, MPI4PY_INSTALL="0", NPS="2", T="60", CB_PRELOAD_LIB=lib,
                    MPIRUN=env.mpirun, MPI4PY_ARGS=" ".join(SELECT))

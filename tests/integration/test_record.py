@@ -93,9 +93,9 @@ def record_fortran_bindings(env):
     PMPI_Init, PMPI_Barrier, PMPI_Finalize directly: the recorder starts at the first
     collective and writes the trace from MPI_COMM_SELF's attribute deletion in
     PMPI_Finalize; the barrier is not seen."""
-    mpif90 = shutil.which("mpif90")
+    mpif90 = env.mpi_tool("mpif90")
     if not mpif90:
-        return "SKIP: no mpif90 (Debian: gfortran, libmpich-dev)"
+        return f"SKIP: no mpif90 beside {env.real_mpirun} (Debian: gfortran, libmpich-dev)"
     src = os.path.join(HERE, "..", "dl_patterns", "record_app_f.f90")
     built = {}
     for variant, flags in (("mpi", []), ("mpi_f08", ["-DF08"])):

@@ -47,7 +47,8 @@ GENERATED = {"config.hpp": "config.hpp.in"}  # configure_file() into build/gener
 # A layer not named may include it anywhere; an empty list: nowhere in that layer.
 SYSTEM_HEADERS = [
     ("MPI", r"mpi\.h|mpi-ext\.h", {
-        "core": ["core/mpi_check.hpp"],  # turns failed MPI calls into errors
+        "core": ["core/mpi_check.hpp",  # turns failed MPI calls into errors
+                 "core/mpi_compat.hpp"],  # what differs between MPI implementations
         "gpu": [],
         "engine": ["engine/comm.hpp", "engine/comm.cpp",  # bootstrap
                    "engine/transport_mpi.hpp", "engine/transport_mpi.cpp",  # MPI transport
