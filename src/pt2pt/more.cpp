@@ -69,7 +69,20 @@ constexpr BenchDesc two_sided(std::string_view name, std::string_view title, Siz
           .make_runner = make_pt2pt_runner};
 }
 
-constexpr std::array<BenchDesc, 5> kMore{
+// nccl-tests' sendrecv_perf and hypercube_perf: every rank, any backend; the collectives'
+// sizes (4 B-64 MiB) and iterations.
+constexpr SizeRange kExchangeSizes{4, 64 << 20};
+constexpr IterationDefaults kExchange{1000, 100, 100, 10};
+constexpr BenchDesc exchange(std::string_view name, std::string_view title) {
+  return {.name = name,
+          .title = title,
+          .family = Family::Pt2pt,
+          .default_sizes = kExchangeSizes,
+          .defaults = kExchange,
+          .make_runner = make_exchange_runner};
+}
+
+constexpr std::array<BenchDesc, 7> kMore{
     two_sided("multi_lat", "Multi Latency Test", kLatencySizes, kLatency, kMultiLat),
     two_sided("latency_persistent", "Latency Persistent Test", kLatencySizes, kLatency,
               kLatencyPersistent),
@@ -79,6 +92,8 @@ constexpr std::array<BenchDesc, 5> kMore{
               kBandwidth, kBibwPersistent),
     two_sided("partitioned_latency", "Partitioned Latency Test", kLatencySizes, kLatency,
               kPartitionedLatency),
+    exchange("sendrecv", "SendRecv Test"),
+    exchange("hypercube", "HyperCube Test"),
 };
 
 }  // namespace

@@ -32,6 +32,7 @@
 #include "harness/stats.hpp"
 #include "harness/timer.hpp"
 #include "pt2pt/figures.hpp"
+#include "pt2pt/passes.hpp"
 
 namespace cb {
 
@@ -260,29 +261,11 @@ class RmaRunner final : public Runner {
     const bool loops = me_ == 0 || rma_active(sync_);  // passive target: rank 1 waits
     if (injected_fault() == Fault::Hang && sizes_done_++ == 1 && me_ == 1) hang_forever();
 
-    double total = 0;
-    std::vector<double> samples(static_cast<size_t>(iters), 0.0);
-    rc_.ctl.barrier();
-    if (loops) {
-      begin();
-      for (int i = 0; i < warmup; ++i) iteration();
-      const double t0 = now_s();
-      for (int i = 0; i < iters; ++i) iteration();
-      total = now_s() - t0;
-      end();
-    }
-    rc_.ctl.barrier();
-    if (loops) {
-      begin();
-      double prev = now_s();
-      for (int i = 0; i < iters; ++i) {
-        iteration();
-        const double t = now_s();
-        samples[static_cast<size_t>(i)] = t - prev;
-        prev = t;
-      }
-      end();
-    }
+    Passes passes = timed_passes(
+        rc_.ctl, loops, warmup, iters, [this] { iteration(); }, [this] { begin(); },
+        [this] { end(); });
+    const double total = passes.total;
+    std::vector<double>& samples = passes.samples;
     rc_.ctl.barrier();
     const long long wrong = o.validate && point.validate ? validate() : 0;
     close_window();

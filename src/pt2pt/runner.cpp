@@ -16,6 +16,7 @@
 #include "harness/stats.hpp"
 #include "harness/timer.hpp"
 #include "pt2pt/figures.hpp"
+#include "pt2pt/passes.hpp"
 #include "pt2pt/pt2pt.hpp"
 
 namespace cb {
@@ -215,28 +216,12 @@ class Pt2ptRunner final : public Runner {
       if (receives) poison_pattern(ctx_.recv, static_cast<uint32_t>(ctx_.peer));
     }
 
-    double total = 0;
-    std::vector<double> samples(static_cast<size_t>(iters), 0.0);
     if (injected_fault() == Fault::Hang && sizes_done_++ == 1 &&
         rc_.ctl.rank() == rc_.ctl.size() - 1)
       hang_forever();
-    rc_.ctl.barrier();
-    if (active) {
-      for (int i = 0; i < warmup; ++i) spec_.iteration(ctx_);
-      const double t0 = now_s();
-      for (int i = 0; i < iters; ++i) spec_.iteration(ctx_);
-      total = now_s() - t0;
-    }
-    rc_.ctl.barrier();
-    if (active) {
-      double prev = now_s();
-      for (int i = 0; i < iters; ++i) {
-        spec_.iteration(ctx_);
-        const double t = now_s();
-        samples[static_cast<size_t>(i)] = t - prev;
-        prev = t;
-      }
-    }
+    Passes passes = timed_passes(rc_.ctl, active, warmup, iters, [this] { spec_.iteration(ctx_); });
+    const double total = passes.total;
+    std::vector<double>& samples = passes.samples;
     if (receives && injected_fault() == Fault::Corrupt) corrupt_first_byte(ctx_.recv);
     const long long wrong = receives && validate
                                 ? static_cast<long long>(count_pattern_errors(ctx_.recv, ctx_.peer))

@@ -34,10 +34,10 @@ BENCHMARKS = [
     "alltoallv", "ialltoallv", "latency", "bw", "bibw", "mbw_mr", "put_latency", "put_bw",
     "put_bibw", "get_latency", "get_bw", "acc_latency", "get_acc_latency", "fop_latency",
     "cas_latency", "multi_lat", "latency_persistent", "bw_persistent", "bibw_persistent",
-    "partitioned_latency", "init", "hello", "replay", "info", "copybw",
+    "partitioned_latency", "init", "hello", "sendrecv", "hypercube", "replay", "info", "copybw",
 ]
 # Benchmarks without an OMB counterpart: no osu_ name (-DCOLLBENCH_OMB_NAMES=ON).
-COLLBENCH_ONLY = {"replay", "info", "copybw"}
+COLLBENCH_ONLY = {"replay", "info", "copybw", "sendrecv", "hypercube"}  # (nccl-tests' two)
 # Executables at the top of the build tree that are development tools, not installed.
 NOT_INSTALLED = {"cb_gpu_bench"}
 COMMANDS = ["collbench-plot", "collbench-compare", "collbench-replay-table", "collbench-model",

@@ -2,7 +2,8 @@
 window creation and synchronisation OMB offers, -c on the target's window, JSON, bad input."""
 import math
 
-from cbtest import case, check, check_document, check_summary, doubling, finite_positive, load_json
+from cbtest import (case, check, check_document, check_refused, check_summary, doubling,
+                    finite_positive, load_json)
 
 # name: (default sync, is bandwidth, active synchronisation only, sizes swept)
 RMA = {
@@ -156,11 +157,8 @@ RMA_BAD_INPUT = [
 @case
 def rma_bad_input(env):
     for bench, args, needle in RMA_BAD_INPUT:
-        r = env.run(2, bench, ["-i", "5", *args], timeout=30)
-        check(r.rc == 2, f"cb_{bench} {args}: expected exit 2: {r}")
-        check(needle in r.err, f"cb_{bench} {args}: message should mention {needle!r}: {r}")
-        check(r.err.count("collbench: error") == 1, f"cb_{bench} {args}: one error line: {r}")
-        check("# Size" not in r.out, f"cb_{bench} {args}: no table after an error")
+        check_refused(env.run(2, bench, ["-i", "5", *args], timeout=30), f"cb_{bench} {args}",
+                      needle)
 
 
 @case
@@ -311,3 +309,60 @@ def startup_init_and_hello(env):
         check(r.rc == 2 and r.err.count("collbench: error") == 1 and "--bogus" in r.err, str(r))
     r = env.run(2, "hello", ["-I"], timeout=30)
     check(r.rc == 2 and "'-I'" in r.err, f"-I is cb_init's only: {r}")
+
+
+# --- nccl-tests' sendrecv_perf and hypercube_perf -----------------------------------------
+
+def _exchange_doc(env, bench, np, args, backend="mpi"):
+    out = env.path(f"{bench}-{np}-{backend}.json")
+    extra = ["--wait", "yield"] if np > 2 else []
+    r = env.ok(np, bench, ["-m", "4:16K", "-i", "20", "-x", "2", "-c", "--backend", backend,
+                           "-J", out, *extra, *args], timeout=180)
+    check("Algbw (GB/s)" in r.out and "Busbw (GB/s)" in r.out, r.out)
+    doc = load_json(out)
+    check_document(doc, bench, np, doubling(4, 16384))
+    for res in doc["results"]:
+        where = f"{bench} on {np} ranks ({backend}) at {res['bytes']} B"
+        check(res["validation"]["passed"] and res["validation"]["wrong_elements"] == 0, where)
+        lat = res["latency_us"]
+        check_summary(lat, where)
+        moved = res["bytes"] if bench == "sendrecv" else res["bytes"] // np * (np - 1)
+        want = moved / 1e3 / lat["avg"]  # bytes / 1e9 / (us / 1e6)
+        check(abs(res["algbw_GBps"] - want) <= 1e-9 * max(want, 1e-12) and
+              res["busbw_GBps"] == res["algbw_GBps"] and res["bus_factor"] == 1,
+              f"{where}: algbw {res['algbw_GBps']} != moved / time {want}")
+    return doc
+
+
+@case
+def nccltests_sendrecv_and_hypercube(env):
+    """Ring send/receive (1, 2 and 3 ranks) and the hypercube allgather (2 and 4 ranks), on
+    MPI and the engine, every received byte checked."""
+    for np in (1, 2, 3):
+        _exchange_doc(env, "sendrecv", np, [])
+    for np in (2, 4):
+        _exchange_doc(env, "hypercube", np, [])
+    _exchange_doc(env, "sendrecv", 2, [], backend="engine")
+    _exchange_doc(env, "hypercube", 2, [], backend="engine")
+    r = env.run(3, "hypercube", ["-m", "8", "--wait", "yield"], timeout=30)
+    check(r.rc == 2 and "power-of-two" in r.err, f"hypercube on 3 ranks: {r}")
+    for bench, ranks in (("sendrecv", 2), ("hypercube", 4)):
+        out = env.path(f"{bench}-bad.json")
+        extra = ["--wait", "yield"] if ranks > 2 else []
+        r = env.run(ranks, bench, ["-m", "8:16", "-i", "5", "-c", "-J", out, *extra],
+                    env={"CB_TEST_FAULT": "corrupt"}, timeout=60)
+        check(r.rc == 1 and load_json(out)["status"] == "validation_failed", f"{bench}: {r}")
+        got = [x["validation"]["wrong_elements"] for x in load_json(out)["results"]]
+        check(all(w == ranks for w in got), f"{bench}: a corrupted byte per rank, got {got}")
+
+
+@case
+def nccltests_on_nccl_need_a_gpu(env):
+    """On the nccl backend both need a GPU: here without one they refuse (exit 2)."""
+    for bench in ("sendrecv", "hypercube"):
+        r = env.run(2, bench, ["-m", "8", "--backend", "nccl", "-d", "cuda"], timeout=60)
+        if r.rc == 0:
+            return "SKIP: a GPU is present and NCCL ran (the refusal is for machines without one)"
+        check(r.rc == 2 and ("GPU" in r.err or "nccl" in r.err.lower()), f"{bench}: {r}")
+        r = env.run(2, bench, ["-m", "8", "--backend", "nccl"], timeout=60)
+        check(r.rc == 2 and "device buffers" in r.err, f"{bench} nccl on host buffers: {r}")

@@ -316,7 +316,8 @@ def schemas_every_output(env):
     # One-sided (MPI RMA): latency, bandwidth and the one-row atomics.
     for bench in ("put_latency", "put_bw", "put_bibw", "get_acc_latency"):
         d.bench(2, bench, [*QUICK, "-c"])
-    for bench in ("latency_persistent", "bw_persistent", "multi_lat", "partitioned_latency"):
+    for bench in ("latency_persistent", "bw_persistent", "multi_lat", "partitioned_latency",
+                  "sendrecv", "hypercube"):
         d.bench(2, bench, [*QUICK, "-c"])
     d.bench(2, "cas_latency", ["-i", "5", "-x", "1", "-c", "-s", "fence", "-w", "dynamic"])
     # A line rate (CB_LINE_RATE_GBPS): one node, no % Line; on two host names, % Line.
