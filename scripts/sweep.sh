@@ -117,12 +117,19 @@ done
 # Persistent and partitioned requests (MPI_Send_init/MPI_Recv_init, MPI_Psend_init/
 # MPI_Precv_init + MPI_Start): MPI only; multi_lat: the pairs of the mbw_mr layout
 # ping-pong at once.
-for bench in latency_persistent bw_persistent bibw_persistent partitioned_latency; do
-  run pair "$bench" mpi mpi -c
-done
-run "$np" multi_lat mpi mpi -c "${mbw_pairs[@]}"
+# --quick (tests/integration: the main job's pipeline within its time budget) runs one of
+# each kind: latency_persistent, sendrecv on mpi, put_latency.
+persistent=(latency_persistent bw_persistent bibw_persistent partitioned_latency)
+exchange_backends=("${backends[@]}")
+rma=(put_latency put_bw put_bibw get_latency get_bw acc_latency get_acc_latency fop_latency
+  cas_latency)
+if [ "$quick" = "--quick" ]; then
+  persistent=(latency_persistent) exchange_backends=(mpi) rma=(put_latency)
+fi
+for bench in "${persistent[@]}"; do run pair "$bench" mpi mpi -c; done
+if [ "$quick" != "--quick" ]; then run "$np" multi_lat mpi mpi -c "${mbw_pairs[@]}"; fi
 # nccl-tests' sendrecv (ring) on every backend; hypercube (a power-of-two rank count).
-for backend in "${backends[@]}"; do
+for backend in "${exchange_backends[@]}"; do
   # shellcheck disable=SC2046
   run "$np" sendrecv "$backend" "$backend" -c $(dev_of "$backend")
   if [ $((np & (np - 1))) = 0 ]; then
@@ -132,10 +139,6 @@ for backend in "${backends[@]}"; do
 done
 # One-sided (MPI RMA), OMB's defaults (-w allocate; -s flush, put_bibw pscw): MPI windows,
 # so the mpi backend only.
-# --quick: two of them (a passive target waits for the scheduler on a loaded machine).
-rma=(put_latency put_bw put_bibw get_latency get_bw acc_latency get_acc_latency fop_latency
-  cas_latency)
-if [ "$quick" = "--quick" ]; then rma=(put_latency get_bw); fi
 for bench in "${rma[@]}"; do run pair "$bench" mpi mpi -c; done
 for coll in allreduce bcast alltoall allgather reduce_scatter reduce barrier alltoallv; do
   for backend in "${backends[@]}"; do
