@@ -29,6 +29,42 @@ foreach(area collective pt2pt dl_patterns info preload)
   endforeach()
 endforeach()
 install(TARGETS ${_cb_programs} RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+
+# --- OMB's names: -DCOLLBENCH_OMB_NAMES=ON --------------------------------------------
+# bin/osu_<name> -> cb_<name> (a relative symbolic link) for every OMB 7.4/7.5 executable
+# that has a counterpart here, so that a script written for OMB runs unchanged. The list
+# names OMB's executables, not collbench's: a collbench-only program (cb_replay, cb_info,
+# cb_copybw) gets no osu_ name, and a name whose cb_ program this build lacks is skipped.
+# The choice is also read when the install script runs, so that
+#   cmake -DCOLLBENCH_OMB_NAMES=ON -DCMAKE_INSTALL_PREFIX=P -P BUILD/cmake_install.cmake
+# installs the links from a build configured without them (tests/install does).
+set(CB_OMB_NAMES
+    latency bw bibw mbw_mr multi_lat latency_mt latency_mp bw_fan_in bw_fan_out
+    latency_persistent bw_persistent bibw_persistent partitioned_latency
+    put_latency put_bw put_bibw get_latency get_bw acc_latency get_acc_latency fop_latency
+    cas_latency init hello
+    allreduce bcast alltoall allgather reduce_scatter reduce barrier alltoallv allgatherv
+    gather gatherv scatter scatterv reduce_scatter_block
+    iallreduce ibcast ialltoall iallgather ireduce_scatter ireduce ibarrier ialltoallv
+    iallgatherv igather igatherv iscatter iscatterv ireduce_scatter_block)
+set(_cb_omb_links)
+foreach(name ${CB_OMB_NAMES})
+  if(TARGET cb_${name} AND cb_${name} IN_LIST _cb_programs)
+    list(APPEND _cb_omb_links ${name})
+  endif()
+endforeach()
+install(CODE "
+  if(NOT DEFINED COLLBENCH_OMB_NAMES)
+    set(COLLBENCH_OMB_NAMES ${COLLBENCH_OMB_NAMES})
+  endif()
+  if(COLLBENCH_OMB_NAMES)
+    foreach(name ${_cb_omb_links})
+      set(link \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_BINDIR}/osu_\${name}\")
+      message(STATUS \"Installing: \${link} -> cb_\${name}\")
+      file(CREATE_LINK \"cb_\${name}\" \"\${link}\" SYMBOLIC)
+    endforeach()
+  endif()
+")
 install(TARGETS ${_cb_preloads} LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 
 # --- the engine as a library: collbench::engine ----------------------------------------

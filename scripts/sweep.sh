@@ -72,6 +72,10 @@ run() {  # run NP BENCH BACKEND TAG [args...]; NP "pair": the two-rank pt2pt lay
   local name="$bench.$tag.host" sizes=("${small[@]}")
   # barrier has no message size (-m is refused): --quick keeps only its iterations
   if [ "$bench" = barrier ] && [ ${#sizes[@]} -gt 0 ]; then sizes=(-i 20 -x 2); fi
+  # fop and cas move one 8-byte element (one row, as OMB): no -m either
+  case "$bench" in
+    fop_latency | cas_latency) if [ ${#sizes[@]} -gt 0 ]; then sizes=(-i 20 -x 2); fi ;;
+  esac
   if [ "$np" = pair ]; then cb_launch_cmd 2 "$pair_ppn"; else cb_launch_cmd "$np"; fi
   if ! "${CB_LAUNCH[@]}" "$build/cb_$bench" --backend "$backend" -J "$out/$name.json" \
       "${repeat[@]}" "${sizes[@]}" "${progress[@]}" "$@" | tee "$out/$name.txt"; then
@@ -110,6 +114,32 @@ for bench in latency bw bibw mbw_mr; do
   # engine with plain (page-aligned heap) buffers instead of its shared-memory ones
   if [ "$bench" = bw ]; then run pair bw engine engine-plain --alloc plain -c; fi
 done
+# Persistent and partitioned requests (MPI_Send_init/MPI_Recv_init, MPI_Psend_init/
+# MPI_Precv_init + MPI_Start): MPI only; multi_lat: the pairs of the mbw_mr layout
+# ping-pong at once.
+# --quick (tests/integration: the main job's pipeline within its time budget) runs one of
+# each kind: latency_persistent, sendrecv on mpi, put_latency.
+persistent=(latency_persistent bw_persistent bibw_persistent partitioned_latency)
+exchange_backends=("${backends[@]}")
+rma=(put_latency put_bw put_bibw get_latency get_bw acc_latency get_acc_latency fop_latency
+  cas_latency)
+if [ "$quick" = "--quick" ]; then
+  persistent=(latency_persistent) exchange_backends=(mpi) rma=(put_latency)
+fi
+for bench in "${persistent[@]}"; do run pair "$bench" mpi mpi -c; done
+if [ "$quick" != "--quick" ]; then run "$np" multi_lat mpi mpi -c "${mbw_pairs[@]}"; fi
+# nccl-tests' sendrecv (ring) on every backend; hypercube (a power-of-two rank count).
+for backend in "${exchange_backends[@]}"; do
+  # shellcheck disable=SC2046
+  run "$np" sendrecv "$backend" "$backend" -c $(dev_of "$backend")
+  if [ $((np & (np - 1))) = 0 ]; then
+    # shellcheck disable=SC2046
+    run "$np" hypercube "$backend" "$backend" -c $(dev_of "$backend")
+  fi
+done
+# One-sided (MPI RMA), OMB's defaults (-w allocate; -s flush, put_bibw pscw): MPI windows,
+# so the mpi backend only.
+for bench in "${rma[@]}"; do run pair "$bench" mpi mpi -c; done
 for coll in allreduce bcast alltoall allgather reduce_scatter reduce barrier alltoallv; do
   for backend in "${backends[@]}"; do
     # shellcheck disable=SC2046

@@ -21,6 +21,7 @@ struct IterationDefaults {
 };
 
 struct Pt2ptSpec;  // pt2pt/pt2pt.hpp
+struct RmaSpec;    // pt2pt/rma.hpp
 struct CollSpec;   // core/coll_spec.hpp
 class Runner;
 struct RunContext;
@@ -33,6 +34,9 @@ struct BenchDesc {
   IterationDefaults defaults;
   const Pt2ptSpec* pt2pt = nullptr;
   const CollSpec* coll = nullptr;
+  // One-sided (MPI RMA) benchmarks, family Pt2pt: -w is OMB's window creation and -s its
+  // synchronisation (the runner checks both), so the warmup is -x only.
+  const RmaSpec* rma = nullptr;
   // The family's timing loop: make_pt2pt_runner (pt2pt/pt2pt.hpp), make_collective_runner
   // (collective/runners.hpp), make_replay_runner ...
   std::unique_ptr<Runner> (*make_runner)(const RunContext&) = nullptr;

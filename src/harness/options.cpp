@@ -327,8 +327,10 @@ ParseOutcome parse_options(const BenchDesc& desc, int argc, const char* const* a
   app.add_option("-i,-n,--iterations,--iters", iters,
                  "timed iterations at every size (as OMB, also above 8 KiB; -n: nccl-tests)")
       ->check(at_least(1));
-  app.add_option("-x,-w,--warmup,--warmup_iters", warmup,
-                 "warmup iterations at every size (-w: nccl-tests)")
+  // One-sided benchmarks: -w is OMB's window creation there, so the warmup is -x only.
+  app.add_option(desc.rma ? "-x,--warmup,--warmup_iters" : "-x,-w,--warmup,--warmup_iters", warmup,
+                 desc.rma ? "warmup iterations at every size"
+                          : "warmup iterations at every size (-w: nccl-tests)")
       ->check(at_least(0));
   app.add_option("--iterations-large", iters_large, "timed iterations above 8 KiB")
       ->check(at_least(1));
@@ -394,6 +396,16 @@ ParseOutcome parse_options(const BenchDesc& desc, int argc, const char* const* a
         ->check(at_least(0));
     app.add_option("buffers", sides, "H or D for rank 0's and rank 1's buffers (OMB form)")
         ->expected(0, 2);
+    app.add_option("--partitions", o.partitions,
+                   "partitions per message (partitioned_latency: MPI_Psend_init; default 8)")
+        ->check(at_least(1));
+    if (desc.rma) {
+      app.add_option("-w,--win-options", o.rma_window,
+                     "one-sided window: create, allocate or dynamic (OMB's -w)");
+      app.add_option("-s,--sync-option", o.rma_sync,
+                     "one-sided synchronisation: lock, flush, flush_local, lock_all, pscw or "
+                     "fence, as the benchmark allows (OMB's -s)");
+    }
   } else if (desc.family == Family::Replay) {
     app.add_option("--trace", o.trace, "gradient trace: collbench JSON, PARAM basic JSON or CSV");
     app.add_option("--model", o.model,

@@ -50,6 +50,10 @@ struct Options {
   int window = 64;
   int pairs = 0;                             // mbw_mr: 0 = nranks / 2
   Mem side_mem[2] = {Mem::Host, Mem::Host};  // rank 0's and rank 1's buffers (OMB "H D")
+  int partitions = 0;                        // --partitions (partitioned_latency; 0: its default)
+  // one-sided (BenchDesc::rma): OMB's -w and -s as given; "" = the benchmark's default
+  std::string rma_window;
+  std::string rma_sync;
 
   // collectives
   Mem mem = Mem::Host;       // -d

@@ -14,4 +14,13 @@ void window_with_ack(Pt2ptContext& c);
 // osu_bibw: both sides post a window of receives and a window of sends, then wait.
 void exchange_window(Pt2ptContext& c);
 
+// The same three with persistent requests (osu_latency_persistent, osu_bw_persistent,
+// osu_bibw_persistent): MPI_Start / MPI_Startall and wait, requests made once per size.
+void persistent_ping_pong(Pt2ptContext& c);
+void persistent_window_with_ack(Pt2ptContext& c);
+void persistent_exchange_window(Pt2ptContext& c);
+// osu_partitioned_latency: the ping-pong with partitioned requests; the sender marks each
+// partition ready (MPI_Pready) after MPI_Start, the receiver waits for the whole message.
+void partitioned_ping_pong(Pt2ptContext& c);
+
 }  // namespace cb

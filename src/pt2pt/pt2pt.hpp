@@ -2,6 +2,8 @@
 // iteration and how the harness turns the time into a figure.
 #pragma once
 
+#include <mpi.h>
+
 #include <memory>
 #include <string>
 #include <vector>
@@ -26,6 +28,12 @@ struct Pt2ptContext {
   std::vector<P2POp> sends;     // window x send to peer
   std::vector<P2POp> recvs;     // window x receive from peer
   std::vector<P2POp> exchange;  // receives then sends (bidirectional window)
+  // Persistent benchmarks (Pt2ptSpec::persistent, mpi only): the same operations as
+  // MPI_Send_init / MPI_Recv_init requests, made for each size, started each iteration.
+  WaitMode wait = WaitMode::Spin;
+  std::vector<MPI_Request> p_sends, p_recvs, p_exchange;
+  MPI_Request p_ack = MPI_REQUEST_NULL;  // sender: receive of the ack; receiver: its send
+  int partitions = 1;  // partitioned: MPI_Pready for each before the send completes
 };
 
 enum class Pt2ptMetric : uint8_t {
@@ -41,6 +49,8 @@ struct Pt2ptSpec {
   bool both_receive;  // both sides receive data (ping-pong, bibw): both validate
   bool multi_pair;    // any even rank count, pairs r <-> r + pairs; otherwise exactly 2 ranks
   void (*iteration)(Pt2ptContext&);
+  bool persistent = false;   // MPI persistent requests (osu_*_persistent): --backend mpi only
+  bool partitioned = false;  // MPI 4.0 partitioned requests (MPI_Psend_init, MPI_Precv_init)
 };
 
 // Role and peer of `rank`; throws UsageError when the rank count does not fit the spec.

@@ -4,15 +4,19 @@
 // distribution (p50/p90/p99/stddev), which OMB does not keep.
 #include <algorithm>
 #include <cstdio>
+#include <numeric>
 #include <set>
 
 #include "core/errors.hpp"
+#include "core/mpi_check.hpp"
 #include "gpu/memory.hpp"
 #include "harness/fault.hpp"
 #include "harness/rdma.hpp"
 #include "harness/runner.hpp"
 #include "harness/stats.hpp"
 #include "harness/timer.hpp"
+#include "pt2pt/figures.hpp"
+#include "pt2pt/passes.hpp"
 #include "pt2pt/pt2pt.hpp"
 
 namespace cb {
@@ -78,6 +82,8 @@ LineRateBound line_rate_bound(double rate_gbps, int directions, int pairs,
 
 namespace {
 
+constexpr int kDefaultPartitions = 8;  // cb_partitioned_latency without --partitions
+
 std::string gbps_text(double gbps) {
   char text[32];
   std::snprintf(text, sizeof text, "%g Gb/s", gbps);
@@ -88,6 +94,8 @@ class Pt2ptRunner final : public Runner {
  public:
   explicit Pt2ptRunner(const RunContext& rc) : rc_(rc), spec_(*rc.desc.pt2pt), ctx_{rc.be} {}
   ~Pt2ptRunner() override {
+    free_persistent();
+    if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
     for (Buf* b : {&send_, &recv_, &ack_}) rc_.free(*b);
   }
 
@@ -100,6 +108,20 @@ class Pt2ptRunner final : public Runner {
     // Senders use the first buffer letter (OMB: rank 0's side), receivers the second.
     const Mem mem = o.side_mem[ctx_.role == Role::Sender ? 0 : 1];
     if (const std::string why = rc_.be.unsupported_memory(mem); !why.empty()) throw UsageError(why);
+    if (o.partitions != 0 && !spec_.partitioned)
+      throw UsageError("--partitions applies to cb_partitioned_latency only");
+    partitions_ = o.partitions ? o.partitions : kDefaultPartitions;
+    if (spec_.persistent) {
+      const std::string exe = "cb_" + std::string(rc_.desc.name);
+      if (rc_.be.name() != "mpi")
+        throw UsageError("--backend " + rc_.be.name() + ": " + exe +
+                         " times MPI persistent requests (MPI_Send_init, MPI_Recv_init, "
+                         "MPI_Start); only --backend mpi has them");
+      if (mem == Mem::Cuda && o.staging)
+        throw UsageError("--staging: " + exe +
+                         " makes its requests once on the buffers, so there is no call to "
+                         "stage around; give a CUDA-aware MPI");
+    }
     send_ = rc_.alloc(o.sizes.max, mem);
     recv_ = rc_.alloc(o.sizes.max, mem);
     ack_ = rc_.alloc(1, Mem::Host);
@@ -161,6 +183,11 @@ class Pt2ptRunner final : public Runner {
     if (spec_.uses_window)
       lines.push_back("# [ pairs: " + std::to_string(pairs_) +
                       " ] [ window size: " + std::to_string(window_) + " ]");
+    else if (spec_.multi_pair)
+      lines.push_back("# [ pairs: " + std::to_string(pairs_) + " ]");
+    if (spec_.partitioned)
+      lines.push_back("# [ partitions: up to " + std::to_string(partitions_) +
+                      ", the largest count that divides the size ]");
     if (!header_.empty()) lines.push_back(header_);
     return lines;
   }
@@ -178,6 +205,10 @@ class Pt2ptRunner final : public Runner {
     const int warmup = o.warmup_for(bytes);
     const bool active = ctx_.role != Role::Idle;
     const bool receives = ctx_.role == Role::Receiver || (active && spec_.both_receive);
+    if (spec_.persistent && comm_ == MPI_COMM_NULL) {  // every rank measures every size
+      CB_MPI(MPI_Comm_dup(rc_.ctl.comm(), &comm_));
+      ctx_.wait = rc_.ctl.wait_mode();
+    }
     if (active) set_size(bytes);
     const bool validate = o.validate && point.validate;
     if (active && validate) {
@@ -185,28 +216,12 @@ class Pt2ptRunner final : public Runner {
       if (receives) poison_pattern(ctx_.recv, static_cast<uint32_t>(ctx_.peer));
     }
 
-    double total = 0;
-    std::vector<double> samples(static_cast<size_t>(iters), 0.0);
     if (injected_fault() == Fault::Hang && sizes_done_++ == 1 &&
         rc_.ctl.rank() == rc_.ctl.size() - 1)
       hang_forever();
-    rc_.ctl.barrier();
-    if (active) {
-      for (int i = 0; i < warmup; ++i) spec_.iteration(ctx_);
-      const double t0 = now_s();
-      for (int i = 0; i < iters; ++i) spec_.iteration(ctx_);
-      total = now_s() - t0;
-    }
-    rc_.ctl.barrier();
-    if (active) {
-      double prev = now_s();
-      for (int i = 0; i < iters; ++i) {
-        spec_.iteration(ctx_);
-        const double t = now_s();
-        samples[static_cast<size_t>(i)] = t - prev;
-        prev = t;
-      }
-    }
+    Passes passes = timed_passes(rc_.ctl, active, warmup, iters, [this] { spec_.iteration(ctx_); });
+    const double total = passes.total;
+    std::vector<double>& samples = passes.samples;
     if (receives && injected_fault() == Fault::Corrupt) corrupt_first_byte(ctx_.recv);
     const long long wrong = receives && validate
                                 ? static_cast<long long>(count_pattern_errors(ctx_.recv, ctx_.peer))
@@ -221,12 +236,9 @@ class Pt2ptRunner final : public Runner {
     SizeOutcome out;
     out.wrong = rc_.ctl.sum(wrong);
     out.record = {{"bytes", bytes}, {"iterations", iters}, {"warmup", warmup}};
+    // Also the --repeat figure: the one-way latency, or the time of one iteration (a
+    // window) that the bandwidth divides.
     fill_figures(bytes, iters, mean_total, slowest, out);
-    // --repeat orders passes by the time of the headline figure: the one-way latency, or
-    // the time of one iteration (a window) that the bandwidth divides.
-    const bool latency = spec_.metric == Pt2ptMetric::Latency;
-    out.pass_us = mean_total * 1e6 / (latency ? 2.0 * iters : double(iters));
-    out.pass_figure = latency ? "latency_us.avg" : "bandwidth_MBps";
     return out;
   }
 
@@ -240,66 +252,80 @@ class Pt2ptRunner final : public Runner {
     ctx_.recvs.assign(static_cast<size_t>(window_), recv);
     ctx_.exchange = ctx_.recvs;
     ctx_.exchange.insert(ctx_.exchange.end(), ctx_.sends.begin(), ctx_.sends.end());
+    if (spec_.persistent) make_persistent();
+  }
+
+  // One request per operation of the iteration, on a duplicate of the control plane's
+  // communicator (no control message can match them).
+  void make_persistent() {
+    free_persistent();
+    // Partitioned: as many partitions as divide the size, up to --partitions (gcd).
+    ctx_.partitions =
+        ctx_.send.bytes == 0
+            ? 1
+            : static_cast<int>(std::gcd(ctx_.send.bytes, static_cast<size_t>(partitions_)));
+    const auto init = [this](const P2POp& op) {
+      MPI_Request r = MPI_REQUEST_NULL;
+      const int n = static_cast<int>(op.buf.bytes);
+      const auto part = static_cast<MPI_Count>(op.buf.bytes / static_cast<size_t>(ctx_.partitions));
+      if (spec_.partitioned && op.tag == kDataTag) {
+        if (op.kind == P2POp::Kind::Send)
+          CB_MPI(MPI_Psend_init(op.buf.ptr, ctx_.partitions, part, MPI_BYTE, op.peer, op.tag, comm_,
+                                MPI_INFO_NULL, &r));
+        else
+          CB_MPI(MPI_Precv_init(op.buf.ptr, ctx_.partitions, part, MPI_BYTE, op.peer, op.tag, comm_,
+                                MPI_INFO_NULL, &r));
+      } else if (op.kind == P2POp::Kind::Send)
+        CB_MPI(MPI_Send_init(op.buf.ptr, n, MPI_BYTE, op.peer, op.tag, comm_, &r));
+      else
+        CB_MPI(MPI_Recv_init(op.buf.ptr, n, MPI_BYTE, op.peer, op.tag, comm_, &r));
+      return r;
+    };
+    for (const P2POp& op : ctx_.sends) ctx_.p_sends.push_back(init(op));
+    for (const P2POp& op : ctx_.recvs) ctx_.p_recvs.push_back(init(op));
+    for (const P2POp& op : ctx_.exchange) ctx_.p_exchange.push_back(init(op));
+    const bool sender = ctx_.role == Role::Sender;
+    ctx_.p_ack =
+        init({sender ? P2POp::Kind::Recv : P2POp::Kind::Send, ctx_.ack, ctx_.peer, kAckTag});
+  }
+
+  void free_persistent() {
+    for (auto* v : {&ctx_.p_sends, &ctx_.p_recvs, &ctx_.p_exchange}) {
+      for (MPI_Request& r : *v)
+        if (r != MPI_REQUEST_NULL) MPI_Request_free(&r);
+      v->clear();
+    }
+    if (ctx_.p_ack != MPI_REQUEST_NULL) MPI_Request_free(&ctx_.p_ack);
   }
 
   void fill_figures(size_t bytes, int iters, double total, const std::vector<double>& per_iter,
                     SizeOutcome& out) const {
     const Options& o = rc_.opt;
-    const Summary iter_us = summarize(scaled(per_iter, 1e6), o.tail_percentiles);
-    out.record["iteration_us"] = iter_us;
     if (spec_.metric == Pt2ptMetric::Latency) {
-      Summary lat = summarize(scaled(per_iter, 1e6 / 2), o.tail_percentiles);
-      lat.avg = total * 1e6 / (2.0 * iters);  // OMB's figure, from the untouched loop
-      out.record["latency_us"] = lat;
-      out.cells.push_back({"Latency (us)", lat.avg});
-      if (o.full) {
-        out.cells.push_back({"Min Latency(us)", lat.min});
-        out.cells.push_back({"Max Latency(us)", lat.max});
-        out.cells.push_back({"Iterations", double(iters), 0});
-      }
-      for (const auto& [p, v] : lat.tails)
-        out.cells.push_back({"P" + percentile_key(p).substr(1) + " Tail Lat(us)", v});
+      latency_figures(o, iters, total, per_iter, 2.0, out);  // a round trip per iteration
+      if (spec_.multi_pair) out.record["pairs"] = pairs_;    // multi_lat: the mean over them
+      if (spec_.partitioned) out.record["partitions"] = ctx_.partitions;
       return;
     }
     // Bytes per iteration: window x size per direction, per pair.
     const double per_iter_mb = double(bytes) * window_ * spec_.directions * pairs_ / 1e6;
-    const double mbps = total > 0 ? per_iter_mb * iters / total : 0.0;
-    const auto mbps_at = [&](double us) { return us > 0 ? per_iter_mb / (us / 1e6) : 0.0; };
+    const BandwidthFigures f = bandwidth_figures(o, iters, total, per_iter, per_iter_mb, out);
     out.record["window"] = window_;
     out.record["pairs"] = pairs_;
-    out.record["bandwidth_MBps"] = mbps;
-    out.record["bandwidth_GBps"] = mbps / 1e3;
-    nlohmann::json at = {{"p50", mbps_at(iter_us.p50)},
-                         {"p90", mbps_at(iter_us.p90)},
-                         {"p99", mbps_at(iter_us.p99)}};
-    for (const auto& [p, v] : iter_us.tails) at[percentile_key(p)] = mbps_at(v);
-    out.record["bandwidth_MBps_at_iteration_percentile"] = at;
     if (spec_.metric == Pt2ptMetric::MessageRate) {
       const double rate = total > 0 ? double(window_) * pairs_ * iters / total : 0.0;
       out.record["messages_per_s"] = rate;
-      out.cells.push_back({"MB/s", mbps});
+      out.cells.push_back({"MB/s", f.mbps});
       out.cells.push_back({"Messages/s", rate});
     } else {
-      out.cells.push_back({"Bandwidth (MB/s)", mbps});
+      out.cells.push_back({"Bandwidth (MB/s)", f.mbps});
     }
     if (bound_.bound_gbps > 0) {  // only when every pair crosses nodes (annotate())
-      const double pct = line_rate_percent(mbps, bound_.bound_gbps);
+      const double pct = line_rate_percent(f.mbps, bound_.bound_gbps);
       out.record["line_rate_percent"] = pct;
       out.cells.push_back({"% Line", pct});
     }
-    if (o.full) {
-      out.cells.push_back({"Min BW(MB/s)", mbps_at(iter_us.max)});
-      out.cells.push_back({"Max BW(MB/s)", mbps_at(iter_us.min)});
-      out.cells.push_back({"Iterations", double(iters), 0});
-    }
-    for (const auto& [p, v] : iter_us.tails)
-      out.cells.push_back({"P" + percentile_key(p).substr(1) + " Tail BW(MB/s)", mbps_at(v)});
-  }
-
-  static std::vector<double> scaled(const std::vector<double>& v, double factor) {
-    std::vector<double> out(v.size());
-    std::transform(v.begin(), v.end(), out.begin(), [&](double x) { return x * factor; });
-    return out;
+    bandwidth_detail_cells(o, iters, f, out);
   }
 
   const RunContext& rc_;
@@ -309,9 +335,11 @@ class Pt2ptRunner final : public Runner {
   int pairs_ = 1;
   int window_ = 1;
   int sizes_done_ = 0;
-  LineRateBound bound_;  // annotate(): the % Line column's bound, 0 when not shown
-  std::string note_;     // annotate(): what the header line says after the rate
-  std::string header_;   // "# Line rate: ..." (bandwidth benchmarks)
+  MPI_Comm comm_ = MPI_COMM_NULL;  // persistent benchmarks: their own communicator
+  int partitions_ = 1;             // partitioned: --partitions, or kDefaultPartitions
+  LineRateBound bound_;            // annotate(): the % Line column's bound, 0 when not shown
+  std::string note_;               // annotate(): what the header line says after the rate
+  std::string header_;             // "# Line rate: ..." (bandwidth benchmarks)
 };
 
 }  // namespace

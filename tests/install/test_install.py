@@ -32,8 +32,14 @@ BENCHMARKS = [
     "allreduce", "iallreduce", "bcast", "ibcast", "alltoall", "ialltoall", "allgather",
     "iallgather", "reduce_scatter", "ireduce_scatter", "reduce", "ireduce", "barrier",
     "alltoallv", "ialltoallv", "gather", "igatherv", "scatter_persistent", "alltoallw",
-    "reduce_scatterv", "allgatherv", "ibarrier", "latency", "bw", "bibw", "mbw_mr", "replay", "info", "copybw",
+    "reduce_scatterv", "allgatherv", "ibarrier", "latency", "bw", "bibw", "mbw_mr",
+    "put_latency", "put_bw", "put_bibw", "get_latency", "get_bw", "acc_latency",
+    "get_acc_latency", "fop_latency", "cas_latency", "multi_lat", "latency_persistent",
+    "bw_persistent", "bibw_persistent", "partitioned_latency", "init", "hello", "sendrecv",
+    "hypercube", "replay", "info", "copybw",
 ]
+# Benchmarks without an OMB counterpart: no osu_ name (-DCOLLBENCH_OMB_NAMES=ON).
+COLLBENCH_ONLY = {"replay", "info", "copybw", "sendrecv", "hypercube"}  # (nccl-tests' two)
 # Executables at the top of the build tree that are development tools, not installed.
 NOT_INSTALLED = {"cb_gpu_bench"}
 COMMANDS = ["collbench-plot", "collbench-compare", "collbench-replay-table", "collbench-model",
@@ -131,6 +137,35 @@ def installed_files(prefix, build, source):
                 if "RPATH" in line or "RUNPATH" in line:
                     check(not any(t in line for t in trees),
                           f"{b.relative_to(prefix)} has a run path into the build: {line.strip()}")
+
+
+def omb_names(steps, prefix, build, work, cmake, mpirun):
+    """-DCOLLBENCH_OMB_NAMES=ON: bin/osu_<name> links to every OMB counterpart, none to the
+    collbench-only programs; read at install time, so the install script of this build can
+    be run with it (and without it, when the build was configured without it, no links)."""
+    cache = (build / "CMakeCache.txt").read_text()
+    if "COLLBENCH_OMB_NAMES:BOOL=ON" not in cache:
+        extra = sorted(p.name for p in (prefix / "bin").glob("osu_*"))
+        check(not extra, f"osu_ links installed without COLLBENCH_OMB_NAMES: {extra}")
+    omb = work / "omb"
+    steps.run([cmake, "-DCOLLBENCH_OMB_NAMES=ON", f"-DCMAKE_INSTALL_PREFIX={omb}", "-P",
+               build / "cmake_install.cmake"], "install script with COLLBENCH_OMB_NAMES=ON")
+    bad = []
+    for b in BENCHMARKS:
+        link = omb / "bin" / f"osu_{b}"
+        if b in COLLBENCH_ONLY:
+            if os.path.lexists(link):
+                bad.append(f"osu_{b} exists (cb_{b} has no OMB counterpart)")
+            continue
+        if not link.is_symlink():
+            bad.append(f"osu_{b} is not a symbolic link")
+        elif os.readlink(link) != f"cb_{b}" or not os.access(link, os.X_OK):
+            bad.append(f"osu_{b} -> {os.readlink(link)}, not an executable cb_{b}")
+    check(not bad, "OMB names: " + "; ".join(bad))
+    # A link runs the counterpart, which names itself as collbench.
+    p = steps.run([mpirun, "-n", "1", omb / "bin/osu_put_latency", "--version"],
+                  "osu_put_latency --version")
+    check(p.stdout.startswith("collbench "), f"osu_put_latency --version: {p.stdout!r}")
 
 
 def benchmark(steps, prefix, work, mpirun):
@@ -287,6 +322,7 @@ def main():
     try:
         steps.run([a.cmake, "--install", build, "--prefix", prefix], "cmake --install")
         installed_files(prefix, build, SOURCE)
+        omb_names(steps, prefix, build, work, a.cmake, a.mpirun)
         result, doc = benchmark(steps, prefix, work, a.mpirun)
         scripts(steps, prefix, work, result)
         consumer(steps, prefix, work, a.cmake, a.cxx, doc["environment"]["collbench"]["version"])

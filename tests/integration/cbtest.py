@@ -138,6 +138,14 @@ class Env:
         return r
 
 
+def check_refused(r, what, needle):
+    """Bad input: exit status 2 and one error line that mentions `needle`, no table."""
+    check(r.rc == 2, f"{what}: expected exit 2: {r}")
+    check(needle in r.err, f"{what}: message should mention {needle!r}: {r}")
+    check(r.err.count("collbench: error") == 1, f"{what}: one error line expected: {r}")
+    check("# Size" not in r.out, f"{what}: no table after an error")
+
+
 def load_json(path):
     with open(path) as f:
         return json.load(f)

@@ -145,7 +145,8 @@ def mutations(doc):
                lambda d: d["environment"]["launcher"].update(name="pbsdsh"))
         broken("line_rate.rate_gbps null without unavailable",
                lambda d: d["environment"].update(line_rate={"rate_gbps": None, "source": "none"}))
-        if doc["benchmark"]["name"] in ("bw", "bibw", "mbw_mr"):
+        if doc["benchmark"]["name"] in ("bw", "bibw", "mbw_mr", "bw_persistent",
+                                        "bibw_persistent"):
             broken("a bandwidth result without line_rate", lambda d: d.pop("line_rate"))
             if doc["results"] and not doc["line_rate"]["percent_reported"]:
                 broken("line_rate_percent without percent_reported",
@@ -312,6 +313,13 @@ def schemas_every_output(env):
     d.bench(2, "bw", [*QUICK, "--backend", "engine", "-f", "-z", "50,95"], name="bw.engine")
     d.bench(2, "latency", [*QUICK, "--repeat", "2", "--backend", "engine"], name="lat.engine")
     d.bench(2, "latency", [*QUICK, "--repeat", "2"], name="lat.repeat")
+    # One-sided (MPI RMA): latency, bandwidth and the one-row atomics.
+    for bench in ("put_latency", "put_bw", "put_bibw", "get_acc_latency"):
+        d.bench(2, bench, [*QUICK, "-c"])
+    for bench in ("latency_persistent", "bw_persistent", "multi_lat", "partitioned_latency",
+                  "sendrecv", "hypercube"):
+        d.bench(2, bench, [*QUICK, "-c"])
+    d.bench(2, "cas_latency", ["-i", "5", "-x", "1", "-c", "-s", "fence", "-w", "dynamic"])
     # A line rate (CB_LINE_RATE_GBPS): one node, no % Line; on two host names, % Line.
     d.bench(2, "bibw", QUICK, name="bibw.rate", env={"CB_LINE_RATE_GBPS": "100"})
     if not virtual_nodes_unavailable():

@@ -1,0 +1,122 @@
+// OMB's further two-sided benchmarks, as descriptors over the point-to-point runner
+// (pt2pt/runner.cpp): osu_multi_lat, and the persistent osu_latency_persistent,
+// osu_bw_persistent and osu_bibw_persistent, and OMB 7.5's osu_partitioned_latency. Their mains are
+// pt2pt/bench_main.cpp.
+#include <array>
+
+#include "pt2pt/patterns.hpp"
+#include "pt2pt/registry.hpp"
+#include "pt2pt/rma.hpp"
+
+namespace cb {
+
+namespace {
+
+// OMB's defaults (osu_util.h): latency 10000 / 100 iterations, 1000 / 10 above 8 KiB,
+// sizes 0-4 MiB; bandwidth 100 / 10, 20 / 2, 1 B-4 MiB, window 64.
+constexpr SizeRange kLatencySizes{0, 4 << 20};
+constexpr SizeRange kBandwidthSizes{1, 4 << 20};
+constexpr IterationDefaults kLatency{10000, 100, 1000, 10};
+constexpr IterationDefaults kBandwidth{100, 10, 20, 2};
+
+// osu_multi_lat: every pair r <-> r + N/2 ping-pongs at once; latency = mean over senders.
+constexpr Pt2ptSpec kMultiLat{.metric = Pt2ptMetric::Latency,
+                              .directions = 1,
+                              .uses_window = false,
+                              .both_receive = true,
+                              .multi_pair = true,
+                              .iteration = ping_pong};
+constexpr Pt2ptSpec kLatencyPersistent{.metric = Pt2ptMetric::Latency,
+                                       .directions = 1,
+                                       .uses_window = false,
+                                       .both_receive = true,
+                                       .multi_pair = false,
+                                       .iteration = persistent_ping_pong,
+                                       .persistent = true};
+constexpr Pt2ptSpec kBwPersistent{.metric = Pt2ptMetric::Bandwidth,
+                                  .directions = 1,
+                                  .uses_window = true,
+                                  .both_receive = false,
+                                  .multi_pair = false,
+                                  .iteration = persistent_window_with_ack,
+                                  .persistent = true};
+constexpr Pt2ptSpec kBibwPersistent{.metric = Pt2ptMetric::Bandwidth,
+                                    .directions = 2,
+                                    .uses_window = true,
+                                    .both_receive = true,
+                                    .multi_pair = false,
+                                    .iteration = persistent_exchange_window,
+                                    .persistent = true};
+
+// osu_partitioned_latency (OMB 7.5, MPI 4.0): the ping-pong as partitioned requests.
+constexpr Pt2ptSpec kPartitionedLatency{.metric = Pt2ptMetric::Latency,
+                                        .directions = 1,
+                                        .uses_window = false,
+                                        .both_receive = true,
+                                        .multi_pair = false,
+                                        .iteration = partitioned_ping_pong,
+                                        .persistent = true,
+                                        .partitioned = true};
+
+constexpr BenchDesc two_sided(std::string_view name, std::string_view title, SizeRange sizes,
+                              IterationDefaults defaults, const Pt2ptSpec& spec) {
+  return {.name = name,
+          .title = title,
+          .family = Family::Pt2pt,
+          .default_sizes = sizes,
+          .defaults = defaults,
+          .pt2pt = &spec,
+          .make_runner = make_pt2pt_runner};
+}
+
+// nccl-tests' sendrecv_perf and hypercube_perf: every rank, any backend; the collectives'
+// sizes (4 B-64 MiB) and iterations.
+constexpr SizeRange kExchangeSizes{4, 64 << 20};
+constexpr IterationDefaults kExchange{1000, 100, 100, 10};
+constexpr BenchDesc exchange(std::string_view name, std::string_view title) {
+  return {.name = name,
+          .title = title,
+          .family = Family::Pt2pt,
+          .default_sizes = kExchangeSizes,
+          .defaults = kExchange,
+          .make_runner = make_exchange_runner};
+}
+
+constexpr std::array<BenchDesc, 7> kMore{
+    two_sided("multi_lat", "Multi Latency Test", kLatencySizes, kLatency, kMultiLat),
+    two_sided("latency_persistent", "Latency Persistent Test", kLatencySizes, kLatency,
+              kLatencyPersistent),
+    two_sided("bw_persistent", "Bandwidth Persistent Test", kBandwidthSizes, kBandwidth,
+              kBwPersistent),
+    two_sided("bibw_persistent", "Bi-Directional Bandwidth Persistent Test", kBandwidthSizes,
+              kBandwidth, kBibwPersistent),
+    two_sided("partitioned_latency", "Partitioned Latency Test", kLatencySizes, kLatency,
+              kPartitionedLatency),
+    exchange("sendrecv", "SendRecv Test"),
+    exchange("hypercube", "HyperCube Test"),
+};
+
+}  // namespace
+
+const std::vector<const BenchDesc*>& more_pt2pt_benches() {
+  static const std::vector<const BenchDesc*> all = [] {
+    std::vector<const BenchDesc*> v;
+    for (const BenchDesc& d : kMore) v.push_back(&d);
+    return v;
+  }();
+  return all;
+}
+
+const BenchDesc* find_pt2pt_bench(std::string_view name) {
+  for (const BenchDesc* d : more_pt2pt_benches())
+    if (d->name == name) return d;
+  return find_rma_bench(name);
+}
+
+int pt2pt_main(std::string_view name, int argc, char** argv) {
+  const BenchDesc* desc = find_pt2pt_bench(name);
+  if (!desc) return 3;  // a build error: CB_BENCH_NAME names no descriptor
+  return bench_main(*desc, argc, argv);
+}
+
+}  // namespace cb

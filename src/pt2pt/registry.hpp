@@ -1,0 +1,25 @@
+// The point-to-point benchmarks defined by descriptor tables rather than a file each: the
+// one-sided ones (pt2pt/rma.cpp) and OMB's further two-sided ones (pt2pt/more.cpp).
+#pragma once
+
+#include <string_view>
+#include <vector>
+
+#include <memory>
+
+#include "harness/bench.hpp"
+#include "harness/runner.hpp"
+
+namespace cb {
+
+// OMB's further two-sided benchmarks (multi_lat, the persistent latency, bw and bibw,
+// partitioned_latency) and nccl-tests' sendrecv and hypercube.
+const std::vector<const BenchDesc*>& more_pt2pt_benches();
+// Any benchmark of either table by name ("put_latency", "multi_lat"), or nullptr.
+const BenchDesc* find_pt2pt_bench(std::string_view name);
+// nccl-tests' sendrecv_perf and hypercube_perf (pt2pt/exchange.cpp).
+std::unique_ptr<Runner> make_exchange_runner(const RunContext& rc);
+// main() of cb_<name> (pt2pt/bench_main.cpp).
+int pt2pt_main(std::string_view name, int argc, char** argv);
+
+}  // namespace cb
