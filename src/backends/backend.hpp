@@ -73,6 +73,9 @@ class Backend {
   std::string unsupported(const CollArgs& args) const;
   virtual void run(const CollArgs& args) = 0;
   virtual std::unique_ptr<Request> start(const CollArgs& args) = 0;
+  // The neighborhood collectives' topology, before the first collective on it
+  // (collective: every rank calls it; the MPI backend makes its graph communicator).
+  virtual void use_topology(const Topology&) {}
   // The persistent form of `args` (args.persistent), made collectively: every rank calls
   // it with matching arguments. Only where unsupported() allows it (persistent_refuses()).
   virtual std::unique_ptr<PersistentColl> init(const CollArgs& args);

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/mpi_check.hpp"
+#include "core/topology.hpp"
 #include "core/vcounts.hpp"
 #include "engine/mpi_collective.hpp"
 #include "engine/mpi_half_op.hpp"
@@ -101,6 +102,7 @@ MpiBackend::MpiBackend(const Control& ctl, bool staging)
 }
 
 MpiBackend::~MpiBackend() {
+  for (auto& [topology, graph] : graphs_) MPI_Comm_free(&graph);
   if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
 }
 
@@ -196,7 +198,27 @@ std::string MpiBackend::persistent_refuses(const CollArgs& a) const {
 }
 
 std::unique_ptr<PersistentColl> MpiBackend::init(const CollArgs& a) {
-  return std::make_unique<MpiPersistent>(a, comm_, rank(), wait_);
+  return std::make_unique<MpiPersistent>(a, comm_for(a), rank(), wait_);
+}
+
+void MpiBackend::use_topology(const Topology& t) {
+  if (graphs_.count(&t)) return;
+  const std::vector<int>& in = t.sources(rank());
+  const std::vector<int>& out = t.destinations(rank());
+  MPI_Comm graph = MPI_COMM_NULL;
+  // No reordering: rank r of the graph is rank r of the topology's lists.
+  CB_MPI(MPI_Dist_graph_create_adjacent(comm_, static_cast<int>(in.size()), in.data(),
+                                        MPI_UNWEIGHTED, static_cast<int>(out.size()), out.data(),
+                                        MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &graph));
+  MPI_Comm_set_errhandler(graph, MPI_ERRORS_RETURN);
+  graphs_[&t] = graph;
+}
+
+MPI_Comm MpiBackend::comm_for(const CollArgs& a) const {
+  if (!a.topology) return comm_;
+  const auto it = graphs_.find(a.topology);
+  if (it == graphs_.end()) throw RuntimeError("a neighborhood collective before use_topology()");
+  return it->second;
 }
 
 std::string MpiBackend::reduction_note(Dtype dt, Op op) const {
@@ -204,7 +226,7 @@ std::string MpiBackend::reduction_note(Dtype dt, Op op) const {
 }
 
 MPI_Request MpiBackend::post(const CollArgs& a) {
-  return post_mpi_collective(a, comm_, rank(), a.counts ? varrays_[a.counts] : no_counts_);
+  return post_mpi_collective(a, comm_for(a), rank(), a.counts ? varrays_[a.counts] : no_counts_);
 }
 
 namespace {
@@ -231,7 +253,7 @@ void MpiBackend::run_host(const CollArgs& a) {
     wait_request(req, wait_);
     return;
   }
-  run_mpi_collective(a, comm_, rank(), a.counts ? varrays_[a.counts] : no_counts_);
+  run_mpi_collective(a, comm_for(a), rank(), a.counts ? varrays_[a.counts] : no_counts_);
 }
 
 std::unique_ptr<Request> MpiBackend::start(const CollArgs& a) {

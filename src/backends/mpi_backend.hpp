@@ -31,12 +31,16 @@ class MpiBackend final : public Backend {
   void run(const CollArgs& args) override;
   std::unique_ptr<Request> start(const CollArgs& args) override;
   std::unique_ptr<PersistentColl> init(const CollArgs& args) override;
+  void use_topology(const Topology& topology) override;
   std::string reduction_note(Dtype dt, Op op) const override;
 
  private:
   std::string refuses(const CollArgs& args) const override;
   std::string persistent_refuses(const CollArgs& args) const override;
   MPI_Request post(const CollArgs& args);
+  // The communicator `args` run on: the topology's graph communicator for a neighborhood
+  // collective, else the backend's duplicate of MPI_COMM_WORLD.
+  MPI_Comm comm_for(const CollArgs& args) const;
   void run_host(const CollArgs& args);
   // --staging copies through host memory even where the library is CUDA-aware (to compare)
   bool staged(Mem mem) const { return mem == Mem::Cuda && (staging_ || !cuda_aware_); }
@@ -50,6 +54,7 @@ class MpiBackend final : public Backend {
   // MPI_Alltoallv's arrays per count matrix, untouched while an operation may read them
   std::map<const CountMatrix*, MpiCountArrays> varrays_;
   MpiCountArrays no_counts_;
+  std::map<const Topology*, MPI_Comm> graphs_;  // use_topology()'s communicators
 };
 
 }  // namespace cb

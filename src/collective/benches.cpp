@@ -106,6 +106,27 @@ const BenchDesc kBenches[] = {
     blocking("scatterv", "Scatterv Latency Test", kScattervSpec, 16 << 20),
     nonblocking("iscatterv", "Non-blocking Scatterv Latency Test", kScattervSpec, 4 << 20),
     persistent("scatterv_persistent", "Persistent Scatterv Latency Test", kScattervSpec, 16 << 20),
+    // Neighborhood collectives on -N's topology: the size is one neighbor's block.
+    blocking("neighbor_allgather", "Neighborhood Allgather Latency Test", kNeighborAllgatherSpec,
+             1 << 20),
+    nonblocking("ineighbor_allgather", "Non-blocking Neighborhood Allgather Latency Test",
+                kNeighborAllgatherSpec, 1 << 20),
+    blocking("neighbor_allgatherv", "Neighborhood Allgatherv Latency Test", kNeighborAllgathervSpec,
+             1 << 20),
+    nonblocking("ineighbor_allgatherv", "Non-blocking Neighborhood Allgatherv Latency Test",
+                kNeighborAllgathervSpec, 1 << 20),
+    blocking("neighbor_alltoall", "Neighborhood All-to-All Latency Test", kNeighborAlltoallSpec,
+             1 << 20),
+    nonblocking("ineighbor_alltoall", "Non-blocking Neighborhood All-to-All Latency Test",
+                kNeighborAlltoallSpec, 1 << 20),
+    blocking("neighbor_alltoallv", "Neighborhood All-to-Allv Latency Test", kNeighborAlltoallvSpec,
+             1 << 20),
+    nonblocking("ineighbor_alltoallv", "Non-blocking Neighborhood All-to-Allv Latency Test",
+                kNeighborAlltoallvSpec, 1 << 20),
+    blocking("neighbor_alltoallw", "Neighborhood All-to-Allw Latency Test", kNeighborAlltoallwSpec,
+             1 << 20),
+    nonblocking("ineighbor_alltoallw", "Non-blocking Neighborhood All-to-Allw Latency Test",
+                kNeighborAlltoallwSpec, 1 << 20),
 };
 
 }  // namespace

@@ -30,6 +30,12 @@ void CollectiveRunnerBase::prepare() {
     throw UsageError("-k/--root: root " + std::to_string(o.root.fixed) + " is out of range for " +
                      std::to_string(n) + " ranks");
   if (!spec_.sized) return prepare_sizeless();
+  if (spec_.neighbor_elements) {  // the grid MPI would choose; the backend's graph of it
+    std::vector<int> extents(static_cast<size_t>(o.topology.dims), 0);
+    CB_MPI(MPI_Dims_create(n, o.topology.dims, extents.data()));
+    topology_ = std::make_unique<Topology>(o.topology, extents);
+    rc_.be.use_topology(*topology_);
+  }
 
   std::vector<size_t> odd, too_big, sizes;
   for (size_t bytes : size_sweep(o.sizes)) {
@@ -107,7 +113,16 @@ void CollectiveRunnerBase::prepare() {
 size_t CollectiveRunnerBase::elements(size_t count, bool send) const {
   const int n = rc_.ctl.size();
   const bool in_place = rc_.opt.in_place;
-  if (const auto it = counts_.find(count); it != counts_.end())
+  const auto it = counts_.find(count);
+  if (spec_.neighbor_elements) {  // this rank's own, from its neighbors and their blocks
+    CollArgs a;
+    a.coll = spec_.coll;
+    a.count = count;
+    a.counts = it != counts_.end() ? it->second.get() : nullptr;
+    a.topology = topology_.get();
+    return spec_.neighbor_elements(a, rc_.ctl.rank(), send);
+  }
+  if (it != counts_.end())
     return send ? spec_.counted_send(*it->second, in_place)
                 : spec_.counted_recv(*it->second, in_place);
   return send ? spec_.send_elements(count, n) : spec_.recv_elements_for(count, n, in_place);
@@ -161,6 +176,16 @@ std::vector<std::string> CollectiveRunnerBase::header_lines() const {
                     " (message size = " + std::string(spec_.counts_meaning) +
                     "; the busiest rank gets " + imbalance + "x the average)");
   }
+  if (topology_) {
+    std::string grid;
+    for (int e : topology_->extents()) grid += (grid.empty() ? "" : "x") + std::to_string(e);
+    char degree[32];
+    std::snprintf(degree, sizeof degree, "%.2f", topology_->mean_degree());
+    lines.push_back("# Topology: " + topology_->spec().str() + " (periodic grid " + grid +
+                    ", neighbors per rank: mean " + degree + ", max " +
+                    std::to_string(topology_->max_degree()) +
+                    "; message size = bytes per neighbor block)");
+  }
   if (o.validate && spec_.sized) lines.push_back(validation_line());
   lines.insert(lines.end(), notes_.begin(), notes_.end());
   return lines;
@@ -196,6 +221,7 @@ CollArgs CollectiveRunnerBase::args_for(const Point& point, int iteration) const
   a.persistent = rc_.desc.persistent;
   a.algo = point.algo;
   if (const auto it = counts_.find(count); it != counts_.end()) a.counts = it->second.get();
+  a.topology = topology_.get();
   a.recv = recv_.ptr ? recv_.slice(0, elements(count, false) * width) : recv_;
   a.send = send_.ptr ? send_.slice(0, elements(count, true) * width) : Buf{};
   if (a.in_place) a.send = a.recv;
@@ -270,7 +296,7 @@ void CollectiveRunnerBase::validate(const Point& point, bool nonblocking, SizeOu
     }
     const size_t width = dtype_size(a.dtype);
     std::vector<std::byte> send(elements(a.count, true) * width);
-    std::vector<std::byte> recv(spec_.recv_elements_of(a, n) * width);
+    std::vector<std::byte> recv(elements(a.count, false) * width);
     spec_.fill(a, rank, n, send.data(), recv.data());
     if (!a.in_place && !send.empty()) write_buffer(a.send, send);
     write_buffer(a.recv, recv);
@@ -332,11 +358,22 @@ nlohmann::json CollectiveRunnerBase::base_record(const Point& point, int iterati
   if (a.counts)
     r["counts"] = {{"pattern", o.counts.str()},
                    {"mean_per_peer", a.counts->mean()},
-                   {"max_recv_elements", spec_.counted_recv(*a.counts, a.in_place)},
+                   {"max_recv_elements", elements(a.count, false)},
                    {"imbalance", spec_.counts_imbalance(*a.counts)}};
+  if (topology_) {
+    r["topology"] = {{"spec", topology_->spec().str()},
+                     {"extents", topology_->extents()},
+                     {"mean_degree", topology_->mean_degree()},
+                     {"max_degree", topology_->max_degree()}};
+  }
   if (spec_.rooted)
     r["root"] = o.root.rotate ? nlohmann::json("rotate") : nlohmann::json(o.root.fixed);
   return r;
+}
+
+double CollectiveRunnerBase::algbw_elements(const CollArgs& a) const {
+  if (topology_) return static_cast<double>(a.count) * topology_->mean_degree();
+  return static_cast<double>(spec_.algbw_elements(a.count, rc_.ctl.size()));
 }
 
 std::string CollectiveRunnerBase::reduction_note() const {

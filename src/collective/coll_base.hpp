@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/coll_spec.hpp"
+#include "core/topology.hpp"
 #include "core/vcounts.hpp"
 #include "harness/runner.hpp"
 #include "harness/stats.hpp"
@@ -44,6 +45,9 @@ class CollectiveRunnerBase : public Runner {
   // rank makes the same ones in the same order), one per root its iterations use, and
   // returns this rank's mean time of one init, us; 0 for the other benchmarks.
   double init_persistent(const Point& point);
+  // Elements whose bandwidth algbw reports for `a` (nccl-tests' convention; neighborhood
+  // collectives: what the average rank receives).
+  double algbw_elements(const CollArgs& a) const;
   // bytes, count, dtype, op, root, in_place, algo, iterations, warmup.
   nlohmann::json base_record(const Point& point, int iterations, int warmup) const;
   // The text column naming the backend's algorithm, if it has one for these arguments.
@@ -74,6 +78,7 @@ class CollectiveRunnerBase : public Runner {
   Buf send_, recv_;
   std::map<size_t, std::unique_ptr<CountMatrix>> counts_;      // alltoallv: per count (--counts)
   std::map<int, std::unique_ptr<PersistentColl>> persistent_;  // by root, of the current size
+  std::unique_ptr<Topology> topology_;                         // neighborhood collectives: -N's
 };
 
 }  // namespace cb

@@ -68,8 +68,8 @@ class CollectiveRunner final : public CollectiveRunnerBase {
     const double avg = ctl.sum(mean) / ctl.size();
     const double lo = ctl.min(mean), hi = ctl.max(mean);
     const Summary slowest = summarize(ctl.max(timed.samples_us), o.tail_percentiles);
-    const size_t moved = spec_.algbw_elements(a.count, ctl.size()) * dtype_size(a.dtype);
-    const double algbw = avg > 0 ? double(moved) / (avg * 1e-6) / 1e9 : 0;
+    const double moved = algbw_elements(a) * static_cast<double>(dtype_size(a.dtype));
+    const double algbw = avg > 0 ? moved / (avg * 1e-6) / 1e9 : 0;
     const double busbw = algbw * spec_.bus_factor(ctl.size());
 
     SizeOutcome out;

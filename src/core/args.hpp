@@ -11,6 +11,7 @@
 namespace cb {
 
 class CountMatrix;  // core/vcounts.hpp
+class Topology;     // core/topology.hpp
 
 // A buffer the benchmark owns: where it lives decides how it is filled, checked and moved.
 struct Buf {
@@ -49,6 +50,9 @@ struct CollArgs {
   // Alltoallv: elements from every rank to every rank (count is then their mean); owned
   // by the caller, identical on every rank.
   const CountMatrix* counts = nullptr;
+  // Neighborhood collectives: the virtual topology (-N); owned by the caller, identical on
+  // every rank.
+  const Topology* topology = nullptr;
 };
 
 // A non-blocking operation in flight.

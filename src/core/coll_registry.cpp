@@ -21,10 +21,26 @@ std::string_view CollSpec::name() const {
 }
 
 std::span<const CollSpec* const> coll_specs() {
-  static constexpr std::array<const CollSpec*, 15> kSpecs = {
-      &kAllreduceSpec, &kBcastSpec,    &kAlltoallSpec,   &kAllgatherSpec,      &kReduceScatterSpec,
-      &kReduceSpec,    &kBarrierSpec,  &kAlltoallvSpec,  &kGatherSpec,         &kScatterSpec,
-      &kGathervSpec,   &kScattervSpec, &kAllgathervSpec, &kReduceScatterVSpec, &kAlltoallwSpec};
+  static constexpr std::array<const CollSpec*, 20> kSpecs = {&kAllreduceSpec,
+                                                             &kBcastSpec,
+                                                             &kAlltoallSpec,
+                                                             &kAllgatherSpec,
+                                                             &kReduceScatterSpec,
+                                                             &kReduceSpec,
+                                                             &kBarrierSpec,
+                                                             &kAlltoallvSpec,
+                                                             &kGatherSpec,
+                                                             &kScatterSpec,
+                                                             &kGathervSpec,
+                                                             &kScattervSpec,
+                                                             &kAllgathervSpec,
+                                                             &kReduceScatterVSpec,
+                                                             &kAlltoallwSpec,
+                                                             &kNeighborAllgatherSpec,
+                                                             &kNeighborAllgathervSpec,
+                                                             &kNeighborAlltoallSpec,
+                                                             &kNeighborAlltoallvSpec,
+                                                             &kNeighborAlltoallwSpec};
   return kSpecs;
 }
 

@@ -69,6 +69,9 @@ struct CollSpec {
   // them across ranks as well as against the expected values. Not for reduce_scatter and
   // alltoall(v), whose results differ per rank, nor reduce (only the root has one).
   bool same_on_all_ranks = false;
+  // Neighborhood collectives: elements of `rank`'s send or receive buffer on
+  // args.topology (they differ per rank); null for the others.
+  size_t (*neighbor_elements)(const CollArgs& args, int rank, bool send) = nullptr;
   // gpu::fill_collective()/check_collective() know it (core/verify_values.hpp): -c on
   // device buffers fills and checks there. Otherwise the images go through the host.
   bool device_validation = false;
@@ -116,5 +119,7 @@ extern const CollSpec kAllgatherSpec, kReduceScatterSpec, kReduceSpec;
 extern const CollSpec kBarrierSpec, kAlltoallvSpec, kAlltoallwSpec;
 extern const CollSpec kGatherSpec, kScatterSpec, kGathervSpec, kScattervSpec;
 extern const CollSpec kAllgathervSpec, kReduceScatterVSpec;
+extern const CollSpec kNeighborAllgatherSpec, kNeighborAllgathervSpec, kNeighborAlltoallSpec;
+extern const CollSpec kNeighborAlltoallvSpec, kNeighborAlltoallwSpec;
 
 }  // namespace cb

@@ -32,7 +32,7 @@ constexpr NameTable<Op, 4> kOpNames{
 constexpr NameTable<Mem, 2> kMemNames{{{Mem::Host, "host"}, {Mem::Cuda, "cuda"}}};
 constexpr NameTable<Mem, 4> kMemAliases{
     {{Mem::Host, "h"}, {Mem::Cuda, "d"}, {Mem::Cuda, "device"}, {Mem::Cuda, "gpu"}}};
-constexpr NameTable<Coll, 16> kCollNames{{{Coll::None, "none"},
+constexpr NameTable<Coll, 21> kCollNames{{{Coll::None, "none"},
                                           {Coll::Allreduce, "allreduce"},
                                           {Coll::Bcast, "bcast"},
                                           {Coll::Alltoall, "alltoall"},
@@ -47,7 +47,12 @@ constexpr NameTable<Coll, 16> kCollNames{{{Coll::None, "none"},
                                           {Coll::Scatterv, "scatterv"},
                                           {Coll::Allgatherv, "allgatherv"},
                                           {Coll::ReduceScatterV, "reduce_scatterv"},
-                                          {Coll::Alltoallw, "alltoallw"}}};
+                                          {Coll::Alltoallw, "alltoallw"},
+                                          {Coll::NeighborAllgather, "neighbor_allgather"},
+                                          {Coll::NeighborAllgatherv, "neighbor_allgatherv"},
+                                          {Coll::NeighborAlltoall, "neighbor_alltoall"},
+                                          {Coll::NeighborAlltoallv, "neighbor_alltoallv"},
+                                          {Coll::NeighborAlltoallw, "neighbor_alltoallw"}}};
 
 std::string lower(std::string_view s) {
   std::string out(s);

@@ -29,7 +29,12 @@ enum class Coll : uint8_t {
   Scatterv,
   Allgatherv,
   ReduceScatterV,  // MPI_Reduce_scatter (per-rank counts); ReduceScatter is the block form
-  Alltoallw
+  Alltoallw,
+  NeighborAllgather,
+  NeighborAllgatherv,
+  NeighborAlltoall,
+  NeighborAlltoallv,
+  NeighborAlltoallw
 };
 
 inline constexpr Dtype kAllDtypes[] = {Dtype::Char,   Dtype::Int32, Dtype::Int64,   Dtype::Float,

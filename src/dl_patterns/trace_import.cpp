@@ -160,19 +160,10 @@ std::string_view param_coll_name(Coll c) {
       return "gather";
     case Coll::Scatter:
       return "scatter";
-    // No PARAM names: collbench's own.
-    case Coll::Gatherv:
-      return "gatherv";
-    case Coll::Scatterv:
-      return "scatterv";
-    case Coll::Allgatherv:
-      return "all_gather_v";
-    case Coll::ReduceScatterV:
-      return "reduce_scatter_v";
-    case Coll::Alltoallw:
-      return "all_to_allw";
     case Coll::None:
       break;
+    default:  // no PARAM name: collbench's own (gatherv, alltoallw, neighbor_alltoall ...)
+      return to_string(c);
   }
   return "none";
 }

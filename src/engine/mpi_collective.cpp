@@ -6,6 +6,7 @@
 #include "core/coll_spec.hpp"
 #include "core/mpi_check.hpp"
 #include "core/mpi_compat.hpp"
+#include "core/topology.hpp"
 #include "core/vcounts.hpp"
 #include "engine/mpi_half_op.hpp"
 #include "engine/mpi_library.hpp"
@@ -74,6 +75,7 @@ int as_mpi_count(size_t n) {
 }
 
 void fill_count_arrays(const CollArgs& a, int rank, MpiCountArrays& v) {
+  if (a.topology) return fill_neighbor_arrays(a, rank, v);
   const CountMatrix& m = *a.counts;
   const auto n = static_cast<size_t>(m.nranks());
   if (v.matrix == &m && v.coll == a.coll && v.rank == rank && v.dtype == a.dtype) return;
@@ -109,6 +111,43 @@ void fill_count_arrays(const CollArgs& a, int rank, MpiCountArrays& v) {
   }
 }
 
+void fill_neighbor_arrays(const CollArgs& a, int rank, MpiCountArrays& v) {
+  if (v.topology == a.topology && v.matrix == a.counts && v.coll == a.coll && v.rank == rank &&
+      v.dtype == a.dtype)
+    return;
+  v = MpiCountArrays{};
+  v.topology = a.topology;
+  v.matrix = a.counts;
+  v.coll = a.coll;
+  v.rank = rank;
+  v.dtype = a.dtype;
+  const bool gathers = a.coll == Coll::NeighborAllgatherv;
+  const auto count = [&](int from, int to) {
+    if (!a.counts) return a.count;
+    return gathers ? a.counts->block(from) : a.counts->count(from, to);
+  };
+  // Blocks packed in neighbor order: what goes to each destination, what comes from each
+  // source (elements; alltoallw: bytes).
+  const size_t width = a.coll == Coll::NeighborAlltoallw ? dtype_size(a.dtype) : 1;
+  size_t at = 0;
+  for (int to : a.topology->destinations(rank)) {
+    v.scounts.push_back(as_mpi_count(count(rank, to)));
+    v.sdispls.push_back(as_mpi_count(at * width));
+    at += count(rank, to);
+  }
+  at = 0;
+  for (int from : a.topology->sources(rank)) {
+    v.rcounts.push_back(as_mpi_count(count(from, rank)));
+    v.rdispls.push_back(as_mpi_count(at * width));
+    at += count(from, rank);
+  }
+  const MPI_Datatype type = mpi_datatype_and_op(a.dtype, a.op).type;
+  v.stypes.assign(v.scounts.size(), type);
+  v.types.assign(v.rcounts.size(), type);
+  v.sdispls_aint.assign(v.sdispls.begin(), v.sdispls.end());
+  v.rdispls_aint.assign(v.rdispls.begin(), v.rdispls.end());
+}
+
 std::string mpi_collective_refuses(const CollArgs& a) {
   // MPICH 4.0's device-level (ch4) reduce reads MPI_IN_PLACE as a buffer at a root other
   // than 0 above 2 KiB and crashes (SIGSEGV at 0xffffffffffffffff); its MPIR algorithms
@@ -122,13 +161,9 @@ std::string mpi_collective_refuses(const CollArgs& a) {
 }
 
 std::string mpi_persistent_refuses(const CollArgs& a) {
-  // MPICH 4.0's MPI_Allgather_init, MPI_Gather_init and MPI_Scatter_init deliver the first
-  // start's data again at later starts, and its MPI_Scatter_init hangs at its second start
-  // on 3 ranks (a one-element C program shows both; MPICH 5.0.2 has neither). A hang
-  // cannot be probed for safely, so the version decides.
   const bool broken =
       a.coll == Coll::Allgather || a.coll == Coll::Gather || a.coll == Coll::Scatter;
-  if (!broken || mpi_library_version().find("MPICH Version: 4.0") == std::string::npos) return {};
+  if (!broken || !mpi_compat::mpi_persistent_gather_scatter_bug(mpi_library_version())) return {};
   return "MPICH 4.0's persistent " + std::string(to_string(a.coll)) +
          " is defective (its later MPI_Start calls deliver the first start's data again; "
          "scatter hangs on 3 ranks), so its timings would be of a wrong operation: run the "
@@ -151,7 +186,7 @@ MPI_Request call_mpi_collective(MpiForm form, const CollArgs& a, MPI_Comm comm, 
                                 MpiCountArrays& v) {
   const MpiCall c = mpi_call(a, rank);
   MPI_Request req = MPI_REQUEST_NULL;
-  if (a.counts) fill_count_arrays(a, rank, v);
+  if (a.counts || a.topology) fill_count_arrays(a, rank, v);
   switch (a.coll) {
     case Coll::Allreduce:
       CB_MPI_FORMS(Allreduce, allreduce, c.in, c.out, c.count, c.type, c.op, comm);
@@ -201,6 +236,30 @@ MPI_Request call_mpi_collective(MpiForm form, const CollArgs& a, MPI_Comm comm, 
     case Coll::Scatter:
       CB_MPI_FORMS(Scatter, scatter, c.in, c.count, c.type, c.out, c.count, c.type, a.root, comm);
       break;
+    // On the distributed-graph communicator of args.topology (`comm` is one).
+    case Coll::NeighborAllgather:
+      CB_MPI_FORMS(Neighbor_allgather, neighbor_allgather, c.in, c.count, c.type, c.out, c.count,
+                   c.type, comm);
+      break;
+    case Coll::NeighborAllgatherv:
+      CB_MPI_FORMS(Neighbor_allgatherv, neighbor_allgatherv, c.in,
+                   as_mpi_count(a.counts->block(rank)), c.type, c.out, v.rcounts.data(),
+                   v.rdispls.data(), c.type, comm);
+      break;
+    case Coll::NeighborAlltoall:
+      CB_MPI_FORMS(Neighbor_alltoall, neighbor_alltoall, c.in, c.count, c.type, c.out, c.count,
+                   c.type, comm);
+      break;
+    case Coll::NeighborAlltoallv:
+      CB_MPI_FORMS(Neighbor_alltoallv, neighbor_alltoallv, c.in, v.scounts.data(), v.sdispls.data(),
+                   c.type, c.out, v.rcounts.data(), v.rdispls.data(), c.type, comm);
+      break;
+    case Coll::NeighborAlltoallw: {  // MPI_Aint byte displacements, as the standard has them
+      CB_MPI_FORMS(Neighbor_alltoallw, neighbor_alltoallw, c.in, v.scounts.data(),
+                   v.sdispls_aint.data(), v.stypes.data(), c.out, v.rcounts.data(),
+                   v.rdispls_aint.data(), v.types.data(), comm);
+      break;
+    }
     case Coll::Scatterv:
       CB_MPI_FORMS(Scatterv, scatterv, c.in, v.scounts.data(), v.sdispls.data(), c.type, c.out,
                    v.rcounts[size_t(rank)], c.type, a.root, comm);

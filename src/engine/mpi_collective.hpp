@@ -15,15 +15,18 @@
 namespace cb {
 
 class CountMatrix;
+class Topology;
 
 // The count and displacement arrays (elements; MPI_Alltoallw: bytes, and its datatypes) of
 // one rank for one count matrix and collective; must stay untouched while an MPI
 // operation may still read them (a persistent one: until it is freed).
 struct MpiCountArrays {
   std::vector<int> scounts, sdispls, rcounts, rdispls;
-  std::vector<MPI_Datatype> types;
+  std::vector<MPI_Datatype> types, stypes;           // stypes: neighbor_alltoallw's
+  std::vector<MPI_Aint> sdispls_aint, rdispls_aint;  // neighbor_alltoallw's displacements
   // What they were filled for.
   const CountMatrix* matrix = nullptr;
+  const Topology* topology = nullptr;
   Coll coll = Coll::None;
   int rank = -1;
   Dtype dtype = Dtype::Char;
@@ -32,6 +35,8 @@ struct MpiCountArrays {
 // alltoallv/w a row and a column of the matrix, the v forms of one block per rank its
 // blocks (CountMatrix::block).
 void fill_count_arrays(const CollArgs& args, int rank, MpiCountArrays& v);
+// The neighborhood collectives' arrays on args.topology (blocks in neighbor order).
+void fill_neighbor_arrays(const CollArgs& args, int rank, MpiCountArrays& v);
 
 // Why the MPI library must not be given `args` (a known defect of the library); empty
 // when it can run them.

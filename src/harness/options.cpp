@@ -303,7 +303,7 @@ ParseOutcome parse_options(const BenchDesc& desc, int argc, const char* const* a
 
   std::string sizes, min_bytes, max_bytes, step_bytes, omb_buffers, tails,
       accel = "host", wait = "auto", dtype = "float", op = "sum", root = "fixed:0",
-      mem_limit = "1G", counts = "uniform";
+      mem_limit = "1G", counts = "uniform", topology = "cart:2:1";
   std::vector<std::string> sides;
   int iters = 0, warmup = 0, iters_large = 0, warmup_large = 0, step_factor = 2;
 
@@ -445,6 +445,9 @@ ParseOutcome parse_options(const BenchDesc& desc, int argc, const char* const* a
                    "alltoallv, alltoallw: per-peer counts; gatherv, scatterv, allgatherv, "
                    "reduce_scatterv: per-rank blocks: uniform, zipf:S[,SEED] (MoE routing "
                    "skew) or random[:SEED]; -m is the average bytes per peer or block");
+    app.add_option("-N,--topology", topology,
+                   "neighborhood collectives: cart:DIMS:RADIUS, a periodic DIMS-dimensional grid "
+                   "(MPI_Dims_create), neighbors up to RADIUS steps along each dimension");
     if (desc.family == Family::NonblockingCollective)
       app.add_option("-t,--num-test-calls", o.test_calls,
                      "test calls spread through the dummy compute")
@@ -536,6 +539,10 @@ ParseOutcome parse_options(const BenchDesc& desc, int argc, const char* const* a
       throw UsageError("-k/--root: " + std::string(desc.name) +
                        " has no root (only rooted collectives such as bcast take one)");
     o.counts = parse_counts_pattern(counts);
+    o.topology = parse_topology(topology);
+    if (desc.coll && !desc.coll->neighbor_elements && given("-N"))
+      throw UsageError("-N/--topology: " + std::string(desc.name) +
+                       " is no neighborhood collective (only neighbor_* take a topology)");
     if (desc.coll && !desc.coll->varying_counts && given("--counts"))
       throw UsageError("--counts: " + std::string(desc.name) +
                        " has equal counts for every peer (--counts is for alltoallv, alltoallw "

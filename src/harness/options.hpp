@@ -9,6 +9,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "backends/backend.hpp"
+#include "core/topology.hpp"
 #include "core/types.hpp"
 #include "core/vcounts.hpp"
 #include "harness/bench.hpp"
@@ -68,6 +69,7 @@ struct Options {
   std::string algo;                    // engine: force an algorithm ("all": every one)
   bool progress_thread = false;        // engine: advance non-blocking operations in a thread
   CountsPattern counts;                // alltoallv: --counts uniform|zipf:S[,SEED]|random[:SEED]
+  TopologySpec topology;               // neighborhood collectives: -N cart:DIMS:RADIUS
   int cuda_graph = 0;  // -G: CUDA graph launches per size (0: off); blocking, nccl, -d cuda
 
   // replay (cb_replay)

@@ -121,3 +121,37 @@ def omb_collectives_bad_input(env):
     ]:
         r = env.run(2, bench, ["-m", "4:64", *args])
         check(r.rc == 2 and says in r.err, f"{bench} {args}: expected exit 2 naming {says}: {r}")
+
+
+NEIGHBOR = ["neighbor_allgather", "neighbor_allgatherv", "neighbor_alltoall",
+            "neighbor_alltoallv", "neighbor_alltoallw"]
+
+
+@case
+def omb_neighbor_collectives(env):
+    """MPI_Neighbor_* on -N's Cartesian grids: 1-3 dimensions, radius 1 and 2, blocking and
+    non-blocking, 2-4 ranks, uniform and skewed counts, every element checked; the JSON
+    records the topology and algbw counts what the average rank receives."""
+    for np, topo in ((2, "cart:1:1"), (3, "cart:1:2"), (4, "cart:2:1"), (4, "cart:3:1")):
+        for bench in NEIGHBOR + ["i" + b for b in NEIGHBOR]:
+            args = ["-m", "4:1K", "-c", *FAST, "-N", topo]
+            if np > 2:
+                args += ["--wait", "yield"]
+            if bench.endswith(("v", "w")):
+                args += ["--counts", "random:3" if np % 2 else "zipf:1.2"]
+            env.ok(np, bench, args, timeout=120)
+    out = env.path("nb.json")
+    env.ok(4, "neighbor_alltoall", ["-m", "64:64", "-c", *FAST, "-N", "cart:2:1", "--wait",
+                                    "yield", "-J", out])
+    res = load_json(out)["results"][0]
+    t = res["topology"]
+    check(t["spec"] == "cart:2:1" and t["extents"] == [2, 2] and t["mean_degree"] == 2,
+          f"a 2x2 periodic grid: two distinct neighbors each: {t}")
+    moved = 64 * 2 / (res["latency_us"]["avg"] * 1e-6) / 1e9
+    check(abs(res["algbw_GBps"] - moved) <= 1e-9 + 1e-9 * moved, "algbw: size x mean degree")
+    for bench, args, says in [("neighbor_alltoall", ["-N", "ring"], "cart:DIMS:RADIUS"),
+                              ("neighbor_alltoall", ["-N", "cart:9:1"], "DIMS"),
+                              ("allreduce", ["-N", "cart:2:1"], "no neighborhood collective"),
+                              ("neighbor_allgather", ["-l"], "no in-place form")]:
+        r = env.run(2, bench, ["-m", "4:64", *args])
+        check(r.rc == 2 and says in r.err, f"{bench} {args}: expected exit 2 naming {says}: {r}")

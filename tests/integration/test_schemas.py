@@ -348,6 +348,8 @@ def schemas_every_output(env):
                   "allreduce_persistent", "scatterv_persistent"):
         d.bench(2, bench, [*QUICK, "-c"])
     d.bench(2, "ibarrier", ["-i", "2", "-x", "1"])
+    d.bench(2, "neighbor_alltoallv", [*QUICK, "-N", "cart:1:1", "--counts", "random:2", "-c"])
+    d.bench(2, "ineighbor_allgather", [*QUICK, "-c"])
     d.bench(2, "gatherv", [*QUICK, "--counts", "zipf:1", "-k", "rotate", "-c"], name="gatherv.zipf")
     algo_all = d.bench(2, "allreduce", [*QUICK, "--backend", "engine", "--algo", "all",
                                         "--repeat", "2", "-z", "-c"], name="allreduce.all")
