@@ -38,19 +38,19 @@ install(TARGETS ${_cb_programs} RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 # The choice is also read when the install script runs, so that
 #   cmake -DCOLLBENCH_OMB_NAMES=ON -DCMAKE_INSTALL_PREFIX=P -P BUILD/cmake_install.cmake
 # installs the links from a build configured without them (tests/install does).
-set(CB_OMB_NAMES
-    latency bw bibw mbw_mr multi_lat latency_mt latency_mp bw_fan_in bw_fan_out
-    latency_persistent bw_persistent bibw_persistent partitioned_latency
-    put_latency put_bw put_bibw get_latency get_bw acc_latency get_acc_latency fop_latency
-    cas_latency init hello
-    allreduce bcast alltoall allgather reduce_scatter reduce barrier alltoallv allgatherv
-    gather gatherv scatter scatterv reduce_scatter_block
-    iallreduce ibcast ialltoall iallgather ireduce_scatter ireduce ibarrier ialltoallv
-    iallgatherv igather igatherv iscatter iscatterv ireduce_scatter_block)
+# The OMB names come from docs/benchmarks.md, the table of counterparts: each row
+# "| `osu_<name>` | `cb_<ours>` ..." links osu_<name> to cb_<ours> (osu_reduce_scatter is
+# cb_reduce_scatterv, osu_reduce_scatter_block cb_reduce_scatter). One list to keep.
+file(STRINGS ${PROJECT_SOURCE_DIR}/docs/benchmarks.md _cb_table_rows REGEX "^\\| `osu_[a-z_]+` \\| `cb_")
+set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS
+                                      ${PROJECT_SOURCE_DIR}/docs/benchmarks.md)
 set(_cb_omb_links)
-foreach(name ${CB_OMB_NAMES})
-  if(TARGET cb_${name} AND cb_${name} IN_LIST _cb_programs)
-    list(APPEND _cb_omb_links ${name})
+foreach(row ${_cb_table_rows})
+  string(REGEX MATCH "^\\| `osu_([a-z_]+)` \\| `cb_([a-z_]+)`" _m "${row}")
+  set(_osu ${CMAKE_MATCH_1})
+  set(_cb ${CMAKE_MATCH_2})
+  if(TARGET cb_${_cb} AND cb_${_cb} IN_LIST _cb_programs)
+    list(APPEND _cb_omb_links "${_osu}=${_cb}")
   endif()
 endforeach()
 install(CODE "
@@ -58,10 +58,13 @@ install(CODE "
     set(COLLBENCH_OMB_NAMES ${COLLBENCH_OMB_NAMES})
   endif()
   if(COLLBENCH_OMB_NAMES)
-    foreach(name ${_cb_omb_links})
-      set(link \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_BINDIR}/osu_\${name}\")
-      message(STATUS \"Installing: \${link} -> cb_\${name}\")
-      file(CREATE_LINK \"cb_\${name}\" \"\${link}\" SYMBOLIC)
+    foreach(pair ${_cb_omb_links})
+      string(REPLACE \"=\" \";\" pair \"\${pair}\")
+      list(GET pair 0 osu)
+      list(GET pair 1 ours)
+      set(link \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_BINDIR}/osu_\${osu}\")
+      message(STATUS \"Installing: \${link} -> cb_\${ours}\")
+      file(CREATE_LINK \"cb_\${ours}\" \"\${link}\" SYMBOLIC)
     endforeach()
   endif()
 ")
