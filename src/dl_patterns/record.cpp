@@ -152,7 +152,7 @@ struct Call {
   MPI_Datatype type;
   MPI_Comm comm;
   MPI_Op op = MPI_OP_NULL;  // reductions only
-  int root = 0;             // bcast, reduce only
+  int root = 0;             // rooted collectives only
 };
 
 // Why a call that moved data is not in the trace: it moved more than the trace format
@@ -274,6 +274,21 @@ int reduce_scatter_block(const char* name, Pmpi pmpi, const void* sendbuf, void*
                   [&] { return pmpi(sendbuf, recvbuf, recvcount, type, op, comm, request...); });
 }
 
+// Gather and scatter: the count is a rank's block (gather: its sendcount; scatter: its
+// recvcount), or at the root in place the other side's, whose buffer MPI_IN_PLACE replaces.
+template <typename Count, typename Pmpi, typename... Request>
+int rooted_block(const char* name, Coll coll, Pmpi pmpi, const void* sendbuf, Count sendcount,
+                 MPI_Datatype sendtype, void* recvbuf, Count recvcount, MPI_Datatype recvtype,
+                 int root, MPI_Comm comm, Request... request) {
+  const bool send_side = coll == Coll::Gather ? sendbuf != MPI_IN_PLACE : recvbuf == MPI_IN_PLACE;
+  return recorded({name, coll, send_side ? sendcount : recvcount, send_side ? sendtype : recvtype,
+                   comm, MPI_OP_NULL, root},
+                  [&] {
+                    return pmpi(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
+                                comm, request...);
+                  });
+}
+
 template <typename Pmpi, typename... Request>
 int barrier(const char* name, Pmpi pmpi, MPI_Comm comm, Request... request) {
   return recorded({name, Coll::Barrier, 0, MPI_DATATYPE_NULL, comm},
@@ -391,6 +406,32 @@ CB_EXPORT int MPI_Ireduce_scatter_block(const void* sendbuf, void* recvbuf, int 
                                         MPI_Request* request) {
   return reduce_scatter_block("MPI_Ireduce_scatter_block", PMPI_Ireduce_scatter_block, sendbuf,
                               recvbuf, recvcount, type, op, comm, request);
+}
+
+CB_EXPORT int MPI_Gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                         int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
+  return rooted_block("MPI_Gather", Coll::Gather, PMPI_Gather, sendbuf, sendcount, sendtype,
+                      recvbuf, recvcount, recvtype, root, comm);
+}
+
+CB_EXPORT int MPI_Igather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                          int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                          MPI_Request* request) {
+  return rooted_block("MPI_Igather", Coll::Gather, PMPI_Igather, sendbuf, sendcount, sendtype,
+                      recvbuf, recvcount, recvtype, root, comm, request);
+}
+
+CB_EXPORT int MPI_Scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                          int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
+  return rooted_block("MPI_Scatter", Coll::Scatter, PMPI_Scatter, sendbuf, sendcount, sendtype,
+                      recvbuf, recvcount, recvtype, root, comm);
+}
+
+CB_EXPORT int MPI_Iscatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                           int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                           MPI_Request* request) {
+  return rooted_block("MPI_Iscatter", Coll::Scatter, PMPI_Iscatter, sendbuf, sendcount, sendtype,
+                      recvbuf, recvcount, recvtype, root, comm, request);
 }
 
 CB_EXPORT int MPI_Barrier(MPI_Comm comm) {

@@ -38,12 +38,12 @@ std::string origin(const ReplayInput& in, const Options& o, const ReplayMessage&
          std::string(to_string(m.dtype)) + ")";
 }
 
-// The collectives every backend implements (and -c can check); alltoallv only with its
-// count matrix (MoE models; a trace gives none). Barrier replays without buffers.
-bool replayable(const ReplayMessage& m) {
+// The collectives the backend runs (and -c can check); those of per-peer or per-rank
+// counts only with their count matrix (MoE models; a trace gives none). Barrier replays
+// without buffers.
+bool replayable(const ReplayMessage& m, BackendKind backend) {
   const CollSpec* spec = find_coll_spec(m.coll);
-  return spec && spec->backends == kAllBackends && spec->check &&
-         (!spec->varying_counts || m.counts);
+  return spec && spec->runs_on(backend) && spec->check && (!spec->varying_counts || m.counts);
 }
 
 // --steps N: the CSV count table split into its N training steps (split_steps()).
@@ -260,11 +260,11 @@ std::vector<std::string> describe_plan(const ReplayInput& in) {
 BackendFit fit_to_backend(ReplayInput& in, const Backend& be, const Options& o, int nranks) {
   BackendFit fit;
   for (ReplayMessage& m : in.plan.messages) {
-    if (!replayable(m)) {
+    if (!replayable(m, be.kind())) {
       ++fit.skipped[std::string(to_string(m.coll))];
       continue;
     }
-    if ((m.coll == Coll::Bcast || m.coll == Coll::Reduce) && m.root >= nranks) {
+    if (coll_is_rooted(m.coll) && m.root >= nranks) {
       m.root %= nranks;
       ++fit.wrapped_roots;
     }
@@ -279,7 +279,7 @@ BackendFit fit_to_backend(ReplayInput& in, const Backend& be, const Options& o, 
     throw UsageError(origin(in, o, m) + ": " + field + "the " + be.name() +
                      " backend cannot run it: " + why);
   }
-  drop_messages(in.plan, [](const ReplayMessage& m) { return !replayable(m); });
+  drop_messages(in.plan, [&](const ReplayMessage& m) { return !replayable(m, be.kind()); });
   if (in.plan.messages.empty())
     throw UsageError((o.model.empty() ? o.trace : o.model) +
                      ": nothing to replay: a trace's alltoallv ops have no count matrix (the "

@@ -123,7 +123,9 @@ TraceOp parse_op_record(const json& rec, const std::string& where, int world_siz
     op.op = *parsed;
   }
   if (rec.contains("root")) {
-    if (!coll_is_rooted(op.coll)) field_error(where, "root", "only bcast and reduce have a root");
+    if (!coll_is_rooted(op.coll))
+      field_error(where, "root",
+                  "only rooted collectives (bcast, reduce, gather, scatter) have a root");
     op.root = small_nonnegative_integer(rec, "root", where);
     if (world_size > 0 && op.root >= world_size)
       field_error(where, "root", "must be below world_size " + std::to_string(world_size));

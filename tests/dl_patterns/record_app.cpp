@@ -82,6 +82,10 @@ int main(int argc, char** argv) {
   check(MPI_Alltoallv(vs.data(), vc.data(), vd.data(), MPI_INT, vr.data(), vc.data(), vd.data(),
                       MPI_INT, MPI_COMM_WORLD),
         "16");
+  std::vector<int> ga(3 * n, rank), gb(3 * n);
+  check(MPI_Gather(ga.data(), 3, MPI_INT, gb.data(), 3, MPI_INT, 1, MPI_COMM_WORLD), "17");
+  check(MPI_Iscatter(gb.data(), 2, MPI_INT, ga.data(), 2, MPI_INT, 0, MPI_COMM_WORLD, &req), "18");
+  MPI_Wait(&req, MPI_STATUS_IGNORE);
 
   MPI_Finalize();
   return 0;

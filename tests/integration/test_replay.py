@@ -447,6 +447,8 @@ RECORDED = [
     dict(coll="allgather", count=5, dtype="int32", name="MPI_Iallgather"),
     dict(coll="alltoall", count=7, dtype="int32",
          name="MPI_Alltoallv (recorded as alltoall of its mean per-peer count)"),
+    dict(coll="gather", count=3, dtype="int32", root=1, name="MPI_Gather"),
+    dict(coll="scatter", count=2, dtype="int32", root=0, name="MPI_Iscatter"),
 ]
 
 
