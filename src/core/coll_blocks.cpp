@@ -160,88 +160,59 @@ size_t rank_block_offset(const CollArgs& a, int rank) {
   return a.counts ? a.counts->block_offset(rank) : static_cast<size_t>(rank) * a.count;
 }
 
-const CollSpec kGatherSpec{
-    .coll = Coll::Gather,
-    .reduces = false,
-    .rooted = true,
-    .send_elements = one,
-    .recv_elements = times_n,
-    .algbw_elements = times_n,
-    .bus_factor = all_but_own,
-    .fill = fill_gather,
-    .check = check_gather,
-    .backends = backend_bit(BackendKind::Mpi) | backend_bit(BackendKind::Nccl),
-};
+namespace {
 
-const CollSpec kScatterSpec{
-    .coll = Coll::Scatter,
-    .reduces = false,
-    .rooted = true,
-    .send_elements = times_n,
-    .recv_elements = one,
-    .algbw_elements = times_n,
-    .bus_factor = all_but_own,
-    .fill = fill_scatter,
-    .check = check_scatter,
-    .backends = backend_bit(BackendKind::Mpi) | backend_bit(BackendKind::Nccl),
-    .in_place_recv_elements = times_n,
-};
+// Gather, gatherv and allgatherv: every rank's block to the root (to every rank).
+constexpr CollSpec gathering(Coll coll, bool rooted, bool varying) {
+  return {
+      .coll = coll,
+      .reduces = false,
+      .rooted = rooted,
+      .send_elements = one,
+      .recv_elements = times_n,
+      .algbw_elements = times_n,
+      .bus_factor = all_but_own,
+      .fill = fill_gather,
+      .check = rooted ? check_gather : check_allgatherv,
+      .backends = backend_bit(BackendKind::Mpi) | backend_bit(BackendKind::Nccl),
+      .varying_counts = varying,
+      .counted_send = varying ? largest_out_of_place : nullptr,
+      .counted_recv = varying ? all_blocks : nullptr,
+      .counts_meaning = varying ? kPerRank : std::string_view(),
+      .counts_imbalance = varying ? largest_block : nullptr,
+      .same_on_all_ranks = !rooted,
+  };
+}
 
-const CollSpec kGathervSpec{
-    .coll = Coll::Gatherv,
-    .reduces = false,
-    .rooted = true,
-    .send_elements = one,
-    .recv_elements = times_n,
-    .algbw_elements = times_n,
-    .bus_factor = all_but_own,
-    .fill = fill_gather,
-    .check = check_gather,
-    .backends = backend_bit(BackendKind::Mpi) | backend_bit(BackendKind::Nccl),
-    .varying_counts = true,
-    .counted_send = largest_out_of_place,
-    .counted_recv = all_blocks,
-    .counts_meaning = kPerRank,
-    .counts_imbalance = largest_block,
-};
+// Scatter and scatterv: the root's n blocks, one to each rank.
+constexpr CollSpec scattering(Coll coll, bool varying) {
+  return {
+      .coll = coll,
+      .reduces = false,
+      .rooted = true,
+      .send_elements = times_n,
+      .recv_elements = one,
+      .algbw_elements = times_n,
+      .bus_factor = all_but_own,
+      .fill = fill_scatter,
+      .check = check_scatter,
+      .backends = backend_bit(BackendKind::Mpi) | backend_bit(BackendKind::Nccl),
+      .in_place_recv_elements = times_n,
+      .varying_counts = varying,
+      .counted_send = varying ? all_out_of_place : nullptr,
+      .counted_recv = varying ? largest_or_all_in_place : nullptr,
+      .counts_meaning = varying ? kPerRank : std::string_view(),
+      .counts_imbalance = varying ? largest_block : nullptr,
+  };
+}
 
-const CollSpec kScattervSpec{
-    .coll = Coll::Scatterv,
-    .reduces = false,
-    .rooted = true,
-    .send_elements = times_n,
-    .recv_elements = one,
-    .algbw_elements = times_n,
-    .bus_factor = all_but_own,
-    .fill = fill_scatter,
-    .check = check_scatter,
-    .backends = backend_bit(BackendKind::Mpi) | backend_bit(BackendKind::Nccl),
-    .in_place_recv_elements = times_n,
-    .varying_counts = true,
-    .counted_send = all_out_of_place,
-    .counted_recv = largest_or_all_in_place,
-    .counts_meaning = kPerRank,
-    .counts_imbalance = largest_block,
-};
+}  // namespace
 
-const CollSpec kAllgathervSpec{
-    .coll = Coll::Allgatherv,
-    .reduces = false,
-    .rooted = false,
-    .send_elements = one,
-    .recv_elements = times_n,
-    .algbw_elements = times_n,
-    .bus_factor = all_but_own,
-    .fill = fill_gather,
-    .check = check_allgatherv,
-    .backends = backend_bit(BackendKind::Mpi) | backend_bit(BackendKind::Nccl),
-    .varying_counts = true,
-    .counted_send = largest_out_of_place,
-    .counted_recv = all_blocks,
-    .counts_meaning = kPerRank,
-    .counts_imbalance = largest_block,
-    .same_on_all_ranks = true,
-};
+const CollSpec kGatherSpec = gathering(Coll::Gather, true, false);
+const CollSpec kGathervSpec = gathering(Coll::Gatherv, true, true);
+const CollSpec kAllgathervSpec = gathering(Coll::Allgatherv, false, true);
+const CollSpec kScatterSpec = scattering(Coll::Scatter, false);
+const CollSpec kScattervSpec = scattering(Coll::Scatterv, true);
 
 const CollSpec kReduceScatterVSpec{
     .coll = Coll::ReduceScatterV,

@@ -115,7 +115,8 @@ TraceOp parse_op_record(const json& rec, const std::string& where, int world_siz
   }
   if (rec.contains("op")) {
     if (!coll_reduces(op.coll))
-      field_error(where, "op", "only allreduce, reduce and reduce_scatter reduce");
+      field_error(where, "op",
+                  "only the reductions (allreduce, reduce, reduce_scatter[v]) have an op");
     const std::string name = string_field(rec, "op", where);
     const auto parsed = parse_op(name);
     if (!parsed)

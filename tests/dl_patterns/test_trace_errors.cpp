@@ -90,8 +90,8 @@ TEST(TraceErrors, MissingFields) {
 }
 
 TEST(TraceErrors, UnknownNames) {
-  EXPECT_THAT_MESSAGE(op_error("coll", "allgatherv"),
-                      "field \"coll\": unknown collective \"allgatherv\" (one of: allreduce,");
+  EXPECT_THAT_MESSAGE(op_error("coll", "gossip"),
+                      "field \"coll\": unknown collective \"gossip\" (one of: allreduce,");
   EXPECT_THAT_MESSAGE(op_error("coll", "none"), "unknown collective \"none\"");
   EXPECT_THAT_MESSAGE(op_error("dtype", "float8"),
                       "field \"dtype\": unknown dtype \"float8\" (one of: char,");
@@ -106,9 +106,12 @@ TEST(TraceErrors, UnknownNames) {
 
 TEST(TraceErrors, FieldsThatDoNotApplyToTheCollective) {
   json bcast_op = {{"coll", "bcast"}, {"count", 4}, {"dtype", "float"}, {"op", "max"}};
-  EXPECT_TRACE_ERROR(parse_trace_json({{"schema", "collbench.trace/1"}, {"ops", {bcast_op}}}, "t"),
-                     "field \"op\": only allreduce, reduce and reduce_scatter reduce");
-  EXPECT_THAT_MESSAGE(op_error("root", 1), "field \"root\": only bcast and reduce have a root");
+  EXPECT_TRACE_ERROR(
+      parse_trace_json({{"schema", "collbench.trace/1"}, {"ops", {bcast_op}}}, "t"),
+      "field \"op\": only the reductions (allreduce, reduce, reduce_scatter[v]) have an op");
+  EXPECT_THAT_MESSAGE(
+      op_error("root", 1),
+      "field \"root\": only rooted collectives (bcast, reduce, gather, scatter) have a root");
   json rooted = {{"coll", "reduce"}, {"count", 4}, {"dtype", "float"}, {"root", 4}};
   EXPECT_TRACE_ERROR(
       parse_trace_json({{"schema", "collbench.trace/1"}, {"world_size", 4}, {"ops", {rooted}}},
