@@ -170,7 +170,8 @@ const CollSpec kGatherSpec{
     .bus_factor = all_but_own,
     .fill = fill_gather,
     .check = check_gather,
-    .backends = backend_bit(BackendKind::Mpi) | backend_bit(BackendKind::Nccl),
+    .backends = backend_bit(BackendKind::Mpi) | backend_bit(BackendKind::Nccl) |
+                backend_bit(BackendKind::Engine),
 };
 
 const CollSpec kScatterSpec{
@@ -183,7 +184,8 @@ const CollSpec kScatterSpec{
     .bus_factor = all_but_own,
     .fill = fill_scatter,
     .check = check_scatter,
-    .backends = backend_bit(BackendKind::Mpi) | backend_bit(BackendKind::Nccl),
+    .backends = backend_bit(BackendKind::Mpi) | backend_bit(BackendKind::Nccl) |
+                backend_bit(BackendKind::Engine),
     .in_place_recv_elements = times_n,
 };
 
@@ -197,7 +199,8 @@ const CollSpec kGathervSpec{
     .bus_factor = all_but_own,
     .fill = fill_gather,
     .check = check_gather,
-    .backends = backend_bit(BackendKind::Mpi) | backend_bit(BackendKind::Nccl),
+    .backends = backend_bit(BackendKind::Mpi) | backend_bit(BackendKind::Nccl) |
+                backend_bit(BackendKind::Engine),
     .varying_counts = true,
     .counted_send = largest_out_of_place,
     .counted_recv = all_blocks,
@@ -215,7 +218,8 @@ const CollSpec kScattervSpec{
     .bus_factor = all_but_own,
     .fill = fill_scatter,
     .check = check_scatter,
-    .backends = backend_bit(BackendKind::Mpi) | backend_bit(BackendKind::Nccl),
+    .backends = backend_bit(BackendKind::Mpi) | backend_bit(BackendKind::Nccl) |
+                backend_bit(BackendKind::Engine),
     .in_place_recv_elements = times_n,
     .varying_counts = true,
     .counted_send = all_out_of_place,
@@ -234,7 +238,8 @@ const CollSpec kAllgathervSpec{
     .bus_factor = all_but_own,
     .fill = fill_gather,
     .check = check_allgatherv,
-    .backends = backend_bit(BackendKind::Mpi) | backend_bit(BackendKind::Nccl),
+    .backends = backend_bit(BackendKind::Mpi) | backend_bit(BackendKind::Nccl) |
+                backend_bit(BackendKind::Engine),
     .varying_counts = true,
     .counted_send = largest_out_of_place,
     .counted_recv = all_blocks,
