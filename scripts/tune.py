@@ -45,7 +45,9 @@ import sys
 
 COLLS = {"allreduce": "4:64M", "bcast": "4:64M", "alltoall": "4:4M",
          "allgather": "4:16M", "reduce_scatter": "4:16M",
-         "reduce": "4:64M", "alltoallv": "4:4M", "barrier": None}  # barrier: no sizes
+         "reduce": "4:64M", "alltoallv": "4:4M", "barrier": None,  # barrier: no sizes
+         "gather": "4:16M", "scatter": "4:16M", "gatherv": "4:16M", "scatterv": "4:16M",
+         "allgatherv": "4:16M"}
 # What libcb_engine_preload.so routes to the engine (docs/preload.md), barrier aside (no
 # buffers, so no private-buffer tier).
 PRELOADED = {"allreduce", "bcast", "alltoall", "allgather", "reduce_scatter", "reduce"}
@@ -182,6 +184,16 @@ GENERAL = {
     ("barrier", "noshm"): [("dissemination", 0, None)],
     ("alltoallv", "shm"): [("shm", 0, None)],
     ("alltoallv", "noshm"): [("pairwise", 0, None)],
+    ("gather", "shm"): [("shm", 0, None)],
+    ("gather", "noshm"): [("binomial", 0, None)],
+    ("scatter", "shm"): [("shm", 0, None)],
+    ("scatter", "noshm"): [("binomial", 0, None)],
+    ("gatherv", "shm"): [("shm", 0, None)],
+    ("gatherv", "noshm"): [("binomial", 0, None)],
+    ("scatterv", "shm"): [("shm", 0, None)],
+    ("scatterv", "noshm"): [("binomial", 0, None)],
+    ("allgatherv", "shm"): [("shm", 0, None)],
+    ("allgatherv", "noshm"): [("binomial", 0, None)],
 }
 
 

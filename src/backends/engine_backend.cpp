@@ -42,6 +42,47 @@ decltype(auto) naming_lost_peer(const OpName& op, F&& f) {
   }
 }
 
+// A persistent collective: the schedule is built once, here, and each start() re-arms it
+// under the next operation number and tag (the same on every rank, which start in the
+// same order as MPI requires) instead of building it again; the number taken at the build
+// is never run, which the window (engine::Comm::admit) allows.
+class EnginePersistent final : public PersistentColl {
+ public:
+  EnginePersistent(const engine::Algorithm& algo, const CollArgs& args, const engine::Group& group,
+                   engine::Comm& comm, engine::Executor& exec)
+      : comm_(comm), exec_(exec), name_(op_name(algo, args, true)) {
+    engine::build_operation(sched_, algo, args, group, comm);
+  }
+  ~EnginePersistent() override {  // never leave posted receives behind
+    if (!run_) return;
+    try {
+      wait();
+    } catch (...) {  // unwinding already, or the error surfaces elsewhere
+    }
+  }
+  void start() override {
+    if (run_) throw UsageError("persistent collective started again before its wait()");
+    const int tag = comm_.next_tag();
+    if (!sched_.rearm(comm_.operations()))
+      throw RuntimeError("internal error: a persistent " + name_.str() + " cannot be re-armed");
+    run_ = std::make_unique<engine::Execution>(sched_, comm_, exec_, tag);
+    naming_lost_peer(name_, [&] { return run_->test(); });  // small messages may finish here
+  }
+  void wait() override {
+    if (!run_) return;
+    naming_lost_peer(name_,
+                     [&] { engine::wait_until([&] { return run_->test(); }, comm_.wait_mode()); });
+    run_.reset();
+  }
+
+ private:
+  engine::Comm& comm_;
+  engine::Executor& exec_;
+  OpName name_;
+  engine::Schedule sched_;
+  std::unique_ptr<engine::Execution> run_;
+};
+
 // A non-blocking collective: its own schedule, advanced by test() and wait().
 class EngineRequest final : public Request {
  public:
@@ -288,6 +329,28 @@ std::unique_ptr<Request> EngineBackend::start(const CollArgs& a) {
                                              op_name(*algo, a, true));
   }
   return std::make_unique<EngineRequest>(*algo, a, world_, comm_, executor(a.recv.mem));
+}
+
+std::string EngineBackend::persistent_refuses(const CollArgs& a) const {
+  std::string why;
+  const engine::Algorithm* algo = choose(a, &why);
+  if (!algo) return why;
+  if (algo->rerunnable) return {};
+  std::string can;
+  for (const engine::Algorithm* other : engine::all_algorithms())
+    if (other->coll == a.coll && other->rerunnable)
+      can += (can.empty() ? "" : ", ") + std::string(other->name);
+  return "the engine's " + std::string(to_string(a.coll)) + " algorithm " +
+         std::string(algo->name) +
+         " has no persistent form: its schedule is not one that can run twice "
+         "(engine::Algorithm::rerunnable; mpi posts the library's call as it is built)" +
+         (can.empty() ? "; run --backend mpi" : "; force one that has (--algo " + can + ")");
+}
+
+std::unique_ptr<PersistentColl> EngineBackend::init(const CollArgs& a) {
+  if (std::string why = persistent_refuses(a); !why.empty()) throw UsageError(why);
+  return std::make_unique<EnginePersistent>(*choose(a, nullptr), a, world_, comm_,
+                                            executor(a.recv.mem));
 }
 
 std::string EngineBackend::algorithm(const CollArgs& a) const {

@@ -31,11 +31,15 @@ class EngineBackend final : public Backend {
 
   void run(const CollArgs& args) override;
   std::unique_ptr<Request> start(const CollArgs& args) override;
+  // Built once here, re-armed at every start (engine::Schedule::rearm), for algorithms whose
+  // schedule can run again (engine::Algorithm::rerunnable).
+  std::unique_ptr<PersistentColl> init(const CollArgs& args) override;
   std::string algorithm(const CollArgs& args) const override;
   std::vector<std::string> algorithms(Coll coll) const override;
 
  private:
   std::string refuses(const CollArgs& args) const override;
+  std::string persistent_refuses(const CollArgs& args) const override;
   // The algorithm for args: --algo, else CB_<COLL>_ALGO, else the tuning table.
   const engine::Algorithm* choose(const CollArgs& args, std::string* why) const;
   // Posts point-to-point steps (tags[i] for steps[i]) and waits for all of them.

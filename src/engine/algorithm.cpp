@@ -65,6 +65,16 @@ std::span<const Algorithm* const> all_algorithms() {
                                               &kBarrierShm,
                                               &kAlltoallvPairwise,
                                               &kAlltoallvShm,
+                                              &kGatherBinomial,
+                                              &kGatherShm,
+                                              &kGathervBinomial,
+                                              &kGathervShm,
+                                              &kScatterBinomial,
+                                              &kScatterShm,
+                                              &kScattervBinomial,
+                                              &kScattervShm,
+                                              &kAllgathervBinomial,
+                                              &kAllgathervShm,
                                               &kAllreduceMpi,
                                               &kBcastMpi,
                                               &kAlltoallMpi,
@@ -72,7 +82,12 @@ std::span<const Algorithm* const> all_algorithms() {
                                               &kReduceScatterMpi,
                                               &kReduceMpi,
                                               &kBarrierMpi,
-                                              &kAlltoallvMpi};
+                                              &kAlltoallvMpi,
+                                              &kGatherMpi,
+                                              &kGathervMpi,
+                                              &kScatterMpi,
+                                              &kScattervMpi,
+                                              &kAllgathervMpi};
   return kAll;
 }
 

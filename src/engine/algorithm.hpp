@@ -27,6 +27,10 @@ struct Algorithm {
   // so that skipping them keeps every rank's numbering the same: the `mpi` algorithm, whose
   // blocking library call costs less than the non-blocking call plus tests.
   void (*run_blocking)(const CollArgs& args, const Group& group) = nullptr;
+  // Its schedule can run again unchanged (Schedule::rearm: only transfers, local copies and
+  // renumberable Poll steps, nothing posted while building): the engine's persistent
+  // collectives build it once at init and re-arm it at every start.
+  bool rerunnable = false;
 };
 
 // Takes the next operation's tag and number from `comm` (the same on every rank) and builds

@@ -79,6 +79,19 @@ Schedule::~Schedule() {
   for (auto& [p, size] : arenas_[static_cast<int>(Mem::Cuda)].blocks) gpu::device_free(p);
 }
 
+bool Schedule::rearm(uint64_t op) {
+  for (Step& s : steps_) {
+    if (s.kind == StepKind::Poll && !s.poll->renumber(op_, op)) return false;
+    s.started = s.done = false;
+    s.tag = 0;
+    s.token = 0;
+    s.wire = 0;
+    s.moved = 0;
+  }
+  op_ = op;
+  return true;
+}
+
 void Schedule::reset() {
   group_ = nullptr;
   steps_.clear();

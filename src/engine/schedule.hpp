@@ -26,6 +26,10 @@ class Pollable {
  public:
   virtual ~Pollable() = default;
   virtual bool advance() = 0;
+  // Shared-memory state is numbered by operation (Schedule::op()): a Pollable that can run
+  // again as operation `to` (built as `from`) goes back to its start and says true; false
+  // when it cannot (then its schedule must be built again).
+  virtual bool renumber(uint64_t /*from*/, uint64_t /*to*/) { return false; }
 };
 
 struct Step {
@@ -80,6 +84,10 @@ class Schedule {
   std::byte* scratch(size_t bytes);
 
   void reset();  // empties the schedule, keeping its memory for the next build
+  // Makes a schedule that has run ready to run again, unchanged, as operation `op`
+  // (persistent collectives: built once, started many times): every step's execution
+  // state cleared, every Poll step renumbered. False when some Poll step cannot be.
+  bool rearm(uint64_t op);
   size_t rounds() const { return round_ends_.size(); }
   std::span<Step> round(size_t i);
   size_t steps() const { return steps_.size(); }

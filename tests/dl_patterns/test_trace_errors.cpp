@@ -90,8 +90,8 @@ TEST(TraceErrors, MissingFields) {
 }
 
 TEST(TraceErrors, UnknownNames) {
-  EXPECT_THAT_MESSAGE(op_error("coll", "gossip"),
-                      "field \"coll\": unknown collective \"gossip\" (one of: allreduce,");
+  EXPECT_THAT_MESSAGE(op_error("coll", "allscatter"),
+                      "field \"coll\": unknown collective \"allscatter\" (one of: allreduce,");
   EXPECT_THAT_MESSAGE(op_error("coll", "none"), "unknown collective \"none\"");
   EXPECT_THAT_MESSAGE(op_error("dtype", "float8"),
                       "field \"dtype\": unknown dtype \"float8\" (one of: char,");

@@ -67,11 +67,11 @@ class Checker {
          .in_place = c.in_place,
          .algo = c.algo,
          .counts = c.counts};
+    // Out of place as the spec sizes it (in place it has no send buffer; one is still
+    // allocated, unused, so that send and recv are never the same allocation).
     const size_t send_bytes =
-        (c.counts ? c.counts->max_send_total() : c.spec->send_elements(c.count, n)) * w;
-    const size_t recv_bytes = (c.counts ? c.counts->max_recv_total()
-                                        : c.spec->recv_elements_for(c.count, n, c.in_place)) *
-                              w;
+        (c.counts ? c.spec->counted_send(*c.counts, false) : c.spec->send_elements(c.count, n)) * w;
+    const size_t recv_bytes = c.spec->recv_elements_of(a, n) * w;
     p.recv = allocate(recv_bytes);
     p.send = allocate(send_bytes);
     a.recv = p.recv;
@@ -226,6 +226,35 @@ void run_reduce_barrier_alltoallv(Checker& chk, int n, const std::vector<size_t>
         chk.blocking({&kAlltoallvSpec, algo, dt, Op::Max, m->mean(), false, 0, m.get()});
 }
 
+// Gather, scatter, their v forms and allgatherv: every algorithm, every dtype, counts
+// around the rank count, in and out of place, at roots 0, n - 1 and n / 2 (subtrees that
+// wrap around the last rank), with uniform, Zipf-skewed (zero-sized blocks) and random
+// per-rank blocks, and blocks of about 1 MiB.
+void run_rooted_blocks(Checker& chk, int n, const std::vector<size_t>& counts, size_t big) {
+  const CollSpec* fixed[] = {&kGatherSpec, &kScatterSpec};
+  const CollSpec* varying[] = {&kGathervSpec, &kScattervSpec, &kAllgathervSpec};
+  const std::vector<int> roots = {0, n - 1, n / 2};
+  for (const CollSpec* spec : fixed)
+    for (const std::string& algo : chk.algorithms(spec->coll)) {
+      for (Dtype dt : kAllDtypes)
+        for (size_t count : dt == Dtype::Float ? counts : std::vector<size_t>{2, 1003})
+          for (bool in_place : {false, true})
+            for (int root : roots) chk.blocking({spec, algo, dt, Op::Max, count, in_place, root});
+      chk.blocking({spec, algo, Dtype::Float, Op::Max, big / 4 + 1, n % 2 == 0, n - 1});
+    }
+  static std::vector<std::unique_ptr<CountMatrix>> matrices;  // outlive the cases
+  for (const char* pattern : {"uniform", "zipf:1.5,3", "random:5"})
+    for (size_t mean : {size_t{0}, size_t{1}, size_t{1001}, big / 8 / static_cast<size_t>(n)})
+      matrices.push_back(std::make_unique<CountMatrix>(parse_counts_pattern(pattern), mean, n));
+  for (const CollSpec* spec : varying)
+    for (const std::string& algo : chk.algorithms(spec->coll))
+      for (const auto& m : matrices)
+        for (Dtype dt : {Dtype::Char, Dtype::Half, Dtype::Double})
+          for (bool in_place : {false, true})
+            for (int root : spec->rooted ? roots : std::vector<int>{0})
+              chk.blocking({spec, algo, dt, Op::Max, m->mean(), in_place, root, m.get()});
+}
+
 void run_matrix(Checker& chk, int n) {
   const std::vector<size_t> counts = {
       0, 1, static_cast<size_t>(n > 1 ? n - 1 : 2), static_cast<size_t>(n + 1), 7, 1003};
@@ -256,6 +285,7 @@ void run_matrix(Checker& chk, int n) {
   }
   run_gather_scatter_matrix(chk, n, counts, big);
   run_reduce_barrier_alltoallv(chk, n, counts, big);
+  run_rooted_blocks(chk, n, counts, big);
 }
 
 void run_in_flight(Checker& chk, int n) {
@@ -277,6 +307,9 @@ void run_in_flight(Checker& chk, int n) {
   static const CountMatrix zipf(parse_counts_pattern("zipf:1.5,3"), 77, n);
   for (const std::string& algo : chk.algorithms(Coll::Alltoallv))
     cases.push_back({&kAlltoallvSpec, algo, Dtype::Int32, Op::Max, 77, false, 0, &zipf});
+  for (const CollSpec* spec : {&kGathervSpec, &kScattervSpec, &kAllgathervSpec})
+    for (const std::string& algo : chk.algorithms(spec->coll))
+      cases.push_back({spec, algo, Dtype::Int32, Op::Max, 77, false, n - 1, &zipf});
   cases.push_back({&kAllreduceSpec, "", Dtype::Double, Op::Max, 70000, true, 0});  // tuned
   // All of them in flight at once, more than the engine's window of 16 operations whose
   // shared-memory state stays apart (engine::Comm::kOpWindow), waited for newest first: the

@@ -115,7 +115,7 @@ TEST(Tuning, ErrorsNameTheRuleAndField) {
   EXPECT_NE(parse_error(rule(bad)).find("rules[0]: unknown allreduce algorithm \"quantum\""),
             std::string::npos);
   bad = ok;
-  bad["coll"] = "gossip";
+  bad["coll"] = "allscatter";  // no such collective
   EXPECT_NE(parse_error(rule(bad)).find("unknown collective"), std::string::npos);
   bad = ok;
   bad["mem"] = "disk";

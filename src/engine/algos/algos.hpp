@@ -38,6 +38,16 @@ extern const Algorithm kBarrierDissemination;
 extern const Algorithm kBarrierShm;
 extern const Algorithm kAlltoallvPairwise;
 extern const Algorithm kAlltoallvShm;
+extern const Algorithm kGatherBinomial;
+extern const Algorithm kGatherShm;
+extern const Algorithm kGathervBinomial;
+extern const Algorithm kGathervShm;
+extern const Algorithm kScatterBinomial;
+extern const Algorithm kScatterShm;
+extern const Algorithm kScattervBinomial;
+extern const Algorithm kScattervShm;
+extern const Algorithm kAllgathervBinomial;
+extern const Algorithm kAllgathervShm;
 // The MPI library's own collective (mpi_library.cpp), one for each collective.
 extern const Algorithm kAllreduceMpi;
 extern const Algorithm kBcastMpi;
@@ -47,5 +57,10 @@ extern const Algorithm kReduceScatterMpi;
 extern const Algorithm kReduceMpi;
 extern const Algorithm kBarrierMpi;
 extern const Algorithm kAlltoallvMpi;
+extern const Algorithm kGatherMpi;
+extern const Algorithm kGathervMpi;
+extern const Algorithm kScatterMpi;
+extern const Algorithm kScattervMpi;
+extern const Algorithm kAllgathervMpi;
 
 }  // namespace cb::engine

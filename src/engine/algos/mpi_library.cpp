@@ -76,6 +76,11 @@ CB_MPI_LIBRARY_ALGORITHM(kReduceScatterMpi, Coll::ReduceScatter)
 CB_MPI_LIBRARY_ALGORITHM(kReduceMpi, Coll::Reduce)
 CB_MPI_LIBRARY_ALGORITHM(kBarrierMpi, Coll::Barrier)
 CB_MPI_LIBRARY_ALGORITHM(kAlltoallvMpi, Coll::Alltoallv)
+CB_MPI_LIBRARY_ALGORITHM(kGatherMpi, Coll::Gather)
+CB_MPI_LIBRARY_ALGORITHM(kGathervMpi, Coll::Gatherv)
+CB_MPI_LIBRARY_ALGORITHM(kScatterMpi, Coll::Scatter)
+CB_MPI_LIBRARY_ALGORITHM(kScattervMpi, Coll::Scatterv)
+CB_MPI_LIBRARY_ALGORITHM(kAllgathervMpi, Coll::Allgatherv)
 #undef CB_MPI_LIBRARY_ALGORITHM
 
 }  // namespace cb::engine

@@ -11,6 +11,7 @@ class PeerSync {
   PeerSync(NodeShm& shm, uint64_t op) : shm_(shm), op_(op) {}
 
   uint64_t op() const { return op_; }
+  void renumber(uint64_t op) { op_ = op; }
   int me() const { return shm_.local_rank(); }
   int size() const { return shm_.local_size(); }
   OpSlot& slot(int local) { return shm_.slot(local, op_); }

@@ -38,6 +38,13 @@ class PullExchange : public Pollable {
   PullExchange(NodeShm& shm, uint64_t op) : shm_(shm), sync_(shm, op) {}
   virtual void publish() = 0;  // sync_.publish_buffers(...) of my input (and output)
   virtual void pull() = 0;     // every peer has published: copy what I need from them
+  // Back to the start as operation `to` (built as `from`): its slots are op * 4 + phase
+  // (shm_collectives.hpp), shifted by the same amount. For a collective that keeps nothing
+  // of a run but its buffers, which then says so by overriding renumber() with it.
+  void restart(uint64_t from, uint64_t to) {
+    sync_.renumber(sync_.op() - from * 4 + to * 4);
+    phase_ = Phase::Publish;
+  }
 
   NodeShm& shm_;
   PeerSync sync_;

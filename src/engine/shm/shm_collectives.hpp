@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <vector>
 
 #include "core/vcounts.hpp"
 #include "engine/schedule.hpp"
@@ -52,6 +53,18 @@ std::unique_ptr<Pollable> shm_reduce_scatter(NodeShm& shm, uint64_t op, const vo
 // which copies it straight from rank i's `in`.
 std::unique_ptr<Pollable> shm_alltoallv(NodeShm& shm, uint64_t op, const void* in, void* out,
                                         const CountMatrix& counts, size_t width);
+
+// Gather(v), scatter(v) and allgatherv: local rank i's block is bytes[i] at offsets[i] of a
+// buffer of all blocks; `root` is a local rank. Gather: `in` is my block, `out` the root's
+// buffer of all blocks; each rank copies its block straight into it when it is in shared
+// memory, else the root copies every block out of the ranks' inputs. Scatter: `in` is the
+// root's buffer of all blocks; each rank copies its block out of it into `out`.
+// Allgather: every rank copies every rank's `in` into its `out`. In place, a rank's own
+// block of the buffer of all blocks is its `in` (gather, allgather) or `out` (scatter).
+enum class ShmBlocksMode { Gather, Scatter, Allgather };
+std::unique_ptr<Pollable> shm_blocks(NodeShm& shm, uint64_t op, ShmBlocksMode mode, const void* in,
+                                     void* out, std::vector<size_t> bytes,
+                                     std::vector<size_t> offsets, int root);
 
 // Barrier: every local rank has arrived (one counter each, no data).
 std::unique_ptr<Pollable> shm_barrier(NodeShm& shm, uint64_t op);
