@@ -292,7 +292,7 @@ def check_previous_kept(folder, path, what):
 class Tmpfs:
     """A tiny tmpfs (root only); None from mount() with the reason when it cannot be had."""
 
-    def __init__(self, path, size="64k"):
+    def __init__(self, path, size="512k"):  # room for a document and its temporary copy
         self.path, self.size, self.mounted = path, size, False
 
     def mount(self):
