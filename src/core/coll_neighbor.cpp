@@ -25,12 +25,6 @@ bool gathers(const CollArgs& a) {
   return a.coll == Coll::NeighborAllgather || a.coll == Coll::NeighborAllgatherv;
 }
 
-// Elements on the edge from `from` to `to`.
-size_t edge_elements(const CollArgs& a, int from, int to) {
-  if (!a.counts) return a.count;
-  return gathers(a) ? a.counts->block(from) : a.counts->count(from, to);
-}
-
 // Element j of what `from` sends to `to` (allgather: the same to every destination).
 double edge_value(const CollArgs& a, int from, int to, size_t j) {
   const int n = topology(a).nranks();
@@ -48,10 +42,10 @@ struct Edges {
   }
   size_t size(size_t k) const {
     const int peer = peers()[k];
-    return incoming ? edge_elements(a, peer, rank) : edge_elements(a, rank, peer);
+    return incoming ? neighbor_edge_elements(a, peer, rank) : neighbor_edge_elements(a, rank, peer);
   }
   size_t total() const {
-    if (!incoming && gathers(a)) return edge_elements(a, rank, rank);  // one block, to all
+    if (!incoming && gathers(a)) return neighbor_edge_elements(a, rank, rank);  // one block, to all
     size_t all = 0;
     for (size_t k = 0; k < peers().size(); ++k) all += size(k);
     return all;
@@ -122,6 +116,11 @@ constexpr CollSpec neighbor(Coll coll, bool varying) {
 }
 
 }  // namespace
+
+size_t neighbor_edge_elements(const CollArgs& a, int from, int to) {
+  if (!a.counts) return a.count;
+  return gathers(a) ? a.counts->block(from) : a.counts->count(from, to);
+}
 
 const CollSpec kNeighborAllgatherSpec = neighbor(Coll::NeighborAllgather, false);
 const CollSpec kNeighborAllgathervSpec = neighbor(Coll::NeighborAllgatherv, true);

@@ -110,6 +110,10 @@ bool coll_reduces(Coll coll);
 size_t rank_block_elements(const CollArgs& a, int rank);
 size_t rank_block_offset(const CollArgs& a, int rank);
 
+// Neighborhood collectives: elements on the edge from rank `from` to rank `to` (count, or
+// with args.counts the sender's block for allgatherv and count(from, to) for alltoallv/w).
+size_t neighbor_edge_elements(const CollArgs& a, int from, int to);
+
 // Fill of the reductions whose result is every rank's input combined (allreduce, reduce):
 // each rank's inputs, and its output poisoned against the expected result.
 void fill_reduction(const CollArgs& a, int rank, int nranks, std::byte* send, std::byte* recv);

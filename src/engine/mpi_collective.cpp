@@ -121,11 +121,7 @@ void fill_neighbor_arrays(const CollArgs& a, int rank, MpiCountArrays& v) {
   v.coll = a.coll;
   v.rank = rank;
   v.dtype = a.dtype;
-  const bool gathers = a.coll == Coll::NeighborAllgatherv;
-  const auto count = [&](int from, int to) {
-    if (!a.counts) return a.count;
-    return gathers ? a.counts->block(from) : a.counts->count(from, to);
-  };
+  const auto count = [&](int from, int to) { return neighbor_edge_elements(a, from, to); };
   // Blocks packed in neighbor order: what goes to each destination, what comes from each
   // source (elements; alltoallw: bytes).
   const size_t width = a.coll == Coll::NeighborAlltoallw ? dtype_size(a.dtype) : 1;
