@@ -132,6 +132,21 @@ MpiCall mpi_call(const CollArgs& a, int rank) {
 
 }  // namespace
 
+bool MpiCountArrays::holds(const CollArgs& a, int r) const {
+  return topology == a.topology && matrix == a.counts && coll == a.coll && rank == r &&
+         dtype == a.dtype;
+}
+
+MpiCountArrays MpiCountArrays::for_args(const CollArgs& a, int r) {
+  MpiCountArrays v;
+  v.topology = a.topology;
+  v.matrix = a.counts;
+  v.coll = a.coll;
+  v.rank = r;
+  v.dtype = a.dtype;
+  return v;
+}
+
 int as_mpi_count(size_t n) {
   if (n > static_cast<size_t>(INT32_MAX))
     throw UsageError("message of " + std::to_string(n) + " elements exceeds MPI's int count");
@@ -142,12 +157,8 @@ void fill_count_arrays(const CollArgs& a, int rank, MpiCountArrays& v) {
   if (a.topology) return fill_neighbor_arrays(a, rank, v);
   const CountMatrix& m = *a.counts;
   const auto n = static_cast<size_t>(m.nranks());
-  if (v.matrix == &m && v.coll == a.coll && v.rank == rank && v.dtype == a.dtype) return;
-  v = MpiCountArrays{};
-  v.matrix = &m;
-  v.coll = a.coll;
-  v.rank = rank;
-  v.dtype = a.dtype;
+  if (v.holds(a, rank)) return;
+  v = MpiCountArrays::for_args(a, rank);
   for (size_t p = 0; p < n; ++p) {
     const int peer = static_cast<int>(p);
     if (a.coll == Coll::Alltoallv || a.coll == Coll::Alltoallw) {
@@ -176,15 +187,8 @@ void fill_count_arrays(const CollArgs& a, int rank, MpiCountArrays& v) {
 }
 
 void fill_neighbor_arrays(const CollArgs& a, int rank, MpiCountArrays& v) {
-  if (v.topology == a.topology && v.matrix == a.counts && v.coll == a.coll && v.rank == rank &&
-      v.dtype == a.dtype)
-    return;
-  v = MpiCountArrays{};
-  v.topology = a.topology;
-  v.matrix = a.counts;
-  v.coll = a.coll;
-  v.rank = rank;
-  v.dtype = a.dtype;
+  if (v.holds(a, rank)) return;
+  v = MpiCountArrays::for_args(a, rank);
   const auto count = [&](int from, int to) { return neighbor_edge_elements(a, from, to); };
   // Blocks packed in neighbor order: what goes to each destination, what comes from each
   // source (elements; alltoallw: bytes).
