@@ -135,6 +135,7 @@ class Pt2ptRunner final : public Runner {
       threads_.role = ctx_.role;
       threads_.peer = ctx_.peer;
       threads_.counts = workers_;
+      threads_.wait = thread_wait_mode(rc_.ctl, o.wait, workers_, thread_note_);
     }
     if (spec_.persistent) {
       if (rc_.be.name() != "mpi")
@@ -224,6 +225,7 @@ class Pt2ptRunner final : public Runner {
       lines.insert(lines.end(),
                    {"# Number of Sender threads: " + std::to_string(workers_.sender),
                     "# Number of Receiver threads: " + std::to_string(workers_.receiver)});
+    if (!thread_note_.empty()) lines.push_back(thread_note_);
     if (spec_.workers == Workers::Processes)
       lines.insert(
           lines.end(),
@@ -252,7 +254,7 @@ class Pt2ptRunner final : public Runner {
     const bool threads = spec_.workers == Workers::Threads;
     if ((spec_.persistent || threads) && comm_ == MPI_COMM_NULL) {  // every rank, every size
       CB_MPI(MPI_Comm_dup(rc_.ctl.comm(), &comm_));
-      ctx_.wait = threads_.wait = rc_.ctl.wait_mode();
+      ctx_.wait = rc_.ctl.wait_mode();
       threads_.comm = comm_;
     }
     if (active) set_size(bytes);
@@ -391,6 +393,8 @@ class Pt2ptRunner final : public Runner {
       if (spec_.workers != Workers::None)
         out.record[spec_.workers == Workers::Threads ? "threads" : "forked_processes"] = {
             {"sender", workers_.sender}, {"receiver", workers_.receiver}};
+      if (spec_.workers == Workers::Threads)
+        out.record["threads"]["wait"] = threads_.wait == WaitMode::Yield ? "yield" : "spin";
       if (spec_.partitioned) out.record["partitions"] = ctx_.partitions;
       return;
     }
@@ -436,6 +440,7 @@ class Pt2ptRunner final : public Runner {
   FanLayout fan_;                             // bw_fan_in, bw_fan_out
   WorkerCounts workers_;                      // latency_mt, latency_mp: -t
   ThreadedPingPong threads_;                  // latency_mt
+  std::string thread_note_;                   // latency_mt: why its threads yield
   std::unique_ptr<ForkedChildren> children_;  // latency_mp: this rank's
   LineRateBound bound_;  // annotate(): the % Line column's bound, 0 when not shown
   std::string note_;     // annotate(): what the header line says after the rate

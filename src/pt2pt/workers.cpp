@@ -56,6 +56,20 @@ void check_threads(const Backend& be, Mem mem, const std::string& exe) {
                      "MPI library provides only " + thread_level_name(level));
 }
 
+WaitMode thread_wait_mode(const Control& ctl, WaitSetting setting, const WorkerCounts& counts,
+                          std::string& note) {
+  if (setting != WaitSetting::Auto || ctl.wait_mode() == WaitMode::Yield) return ctl.wait_mode();
+  int polling = 0;
+  for (const auto& [host, ranks] : ctl.hosts())
+    if (host == ctl.hostname())
+      for (int r : ranks) polling += r == 0 ? counts.sender : counts.receiver;
+  const int cores = cores_on_node();
+  if (polling <= cores) return WaitMode::Spin;
+  note = "# Threads wait: yield (" + std::to_string(polling) + " polling threads on " +
+         std::to_string(cores) + " cores; --wait spin spins)";
+  return WaitMode::Yield;
+}
+
 namespace {
 
 constexpr int kPingTag = 1;  // OMB's tags with one sender thread

@@ -44,6 +44,12 @@ struct ThreadedPingPong {
   int threads() const { return role == Role::Sender ? counts.sender : counts.receiver; }
 };
 
+// How cb_latency_mt's threads wait: the run's mode, except that --wait auto also yields when
+// this node has more polling threads (rank 0: the sender threads, rank 1: the receiver
+// threads) than cores, as it does for ranks; `note` then says so for the header.
+WaitMode thread_wait_mode(const Control& ctl, WaitSetting setting, const WorkerCounts& counts,
+                          std::string& note);
+
 // timed_passes() with threads: pass 1 total = the sum over this rank's threads of their
 // timed loops (the round trips' time, as each thread sees it); pass 2 sample i = the time of
 // iteration warmup + iters + i in the thread that ran it.

@@ -223,11 +223,14 @@ def pt2pt_multi_lat_two_and_four_ranks(env):
     check(r.rc == 2 and "even number of ranks" in r.err, f"3 ranks: {r}")
 
 
-def _workers_doc(env, bench, spec, want, extra=()):
+def _workers_doc(env, bench, spec, want, extra=(), wait="yield"):
     """One -c run of latency_mt or latency_mp with -t SPEC (None: the default); `want` the
-    (sender, receiver) counts the header and every record must show."""
-    out = env.path(f"{bench}-{spec}.json")
-    args = ["-m", "0:4K", "-i", "40", "-x", "4", "-c", "--wait", "yield", "-J", out, *extra]
+    (sender, receiver) counts the header and every record must show; latency_mt's threads
+    wait as `wait` says (--wait auto when None)."""
+    out = env.path(f"{bench}-{spec}-{wait}.json")
+    args = ["-m", "0:4K", "-i", "40", "-x", "4", "-c", "-J", out, *extra]
+    if wait:
+        args += ["--wait", wait]
     if spec:
         args += ["-t", spec]
     r = env.ok(2, bench, args, timeout=120)
@@ -241,7 +244,10 @@ def _workers_doc(env, bench, spec, want, extra=()):
     check_document(doc, bench, 2, doubling(0, 4096))
     for res in doc["results"]:
         where = f"{bench} -t {spec} at {res['bytes']} B"
-        check(res[what] == {"sender": want[0], "receiver": want[1]}, f"{where}: {res.get(what)}")
+        counts = {"sender": want[0], "receiver": want[1]}
+        if bench == "latency_mt":  # the threads' wait: as --wait says, or (auto) checked after
+            counts["wait"] = wait or res[what].get("wait")
+        check(res[what] == counts, f"{where}: {res.get(what)}")
         check(res["validation"]["passed"] and res["validation"]["wrong_elements"] == 0, where)
         check_summary(res["latency_us"], where)
         check(abs(res["iteration_us"]["p50"] / 2 - res["latency_us"]["p50"]) < 1e-9,
@@ -253,10 +259,19 @@ def _workers_doc(env, bench, spec, want, extra=()):
 def pt2pt_latency_mt_threads(env):
     """osu_latency_mt: ping-pong threads (MPI_THREAD_MULTIPLE) on both ranks, OMB's -t
     [SENDERS:]RECEIVERS; one sender thread (fixed tags, any receiver thread answers) and two
-    (a tag per iteration); every thread's receive buffer checked. At most 2 x 2 threads, all
-    yielding (2 cores)."""
+    (a tag per iteration); every thread's receive buffer checked. At most 2 x 2 threads,
+    yielding where they outnumber the cores (--wait yield, or auto)."""
     for spec, want in ((None, (1, 2)), ("2:2", (2, 2)), ("2:1", (2, 1)), ("1", (1, 1))):
         _workers_doc(env, "latency_mt", spec, want)
+    # --wait auto: threads yield when the node has more polling threads than cores, as ranks.
+    cores = os.cpu_count()
+    for spec, polling in (("1:1", 2), ("2:2", 4)):
+        wait = "yield" if polling > cores else "spin"
+        r = _workers_doc(env, "latency_mt", spec, (polling // 2, polling // 2), wait=None)
+        doc = load_json(env.path(f"latency_mt-{spec}-None.json"))
+        got = {res["threads"]["wait"] for res in doc["results"]}
+        note = f"# Threads wait: yield ({polling} polling threads on {cores} cores"
+        check(got == {wait} and (note in r.out) == (wait == "yield"), f"-t {spec}: {got}\n{r.out}")
     out = env.path("mt-bad.json")
     r = env.run(2, "latency_mt", ["-m", "8:16", "-i", "10", "-t", "2:2", "--wait", "yield", "-c",
                                   "-J", out], env={"CB_TEST_FAULT": "corrupt"}, timeout=60)
