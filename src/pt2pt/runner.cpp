@@ -107,6 +107,9 @@ class Pt2ptRunner final : public Runner {
     const std::string exe = "cb_" + std::string(rc_.desc.name);
     if (spec_.workers == Workers::None) refuse_workers(o);
     if (spec_.fan != Fan::None) {
+      if (o.pairs != 0)
+        throw UsageError("-p/--pairs: " + exe +
+                         " takes its parents and children from the hosts (OMB's layout)");
       fan_ = fan_layout(spec_.fan, rc_.ctl.rank(), rc_.ctl.size(), rc_.ctl.hosts());
       ctx_.role = fan_.role;
       peers_ = fan_.peers;

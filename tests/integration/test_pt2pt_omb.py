@@ -356,6 +356,8 @@ def pt2pt_bw_fan_in_and_out(env):
         check(r.rc == 2 and "at least 2 ranks" in r.err, f"{bench} on 1 rank: {r}")
         r = env.run(2, bench, ["-m", "8", "-t", "2"], timeout=30)
         check(r.rc == 2 and "-t applies" in r.err, f"-t on {bench}: {r}")
+        r = env.run(2, bench, ["-m", "8", "-p", "1"], timeout=30)
+        check(r.rc == 2 and "-p/--pairs" in r.err and "hosts" in r.err, f"-p on {bench}: {r}")
 
 
 @case
