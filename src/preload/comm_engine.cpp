@@ -409,19 +409,24 @@ std::string CommEngine::passes(const CollArgs& a) const {
 
 void CommEngine::run(const CollArgs& a) {
   std::unique_ptr<engine::Execution> exec;
+  engine::SmallOp small;  // the small path with nothing pending: no schedule, no allocation
+  bool on_slots = false;
   {
     Guard g;
     std::string why;
     const engine::Algorithm* algo = choose(a, &why);
     if (!algo) throw UsageError(why);
-    blocking_.reset();
-    const int tag = engine::build_operation(blocking_, *algo, a, world_, comm_);
-    exec = std::make_unique<engine::Execution>(blocking_, comm_, host_, tag);
+    on_slots = engine::start_small(small, *algo, a, world_, comm_);
+    if (!on_slots) {
+      blocking_.reset();
+      const int tag = engine::build_operation(blocking_, *algo, a, world_, comm_);
+      exec = std::make_unique<engine::Execution>(blocking_, comm_, host_, tag);
+    }
   }
   for (uint64_t polls = 0;;) {
     {
       Guard g;
-      if (exec->test()) break;
+      if (on_slots ? small.advance() : exec->test()) break;
     }
     if (!in_flight().empty()) progress_all();
     pause(++polls, comm_.wait_mode());

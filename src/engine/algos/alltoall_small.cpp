@@ -1,0 +1,20 @@
+// Alltoall on the small-message slots: every rank copies its whole input (a block per peer)
+// into its slot, then takes its block out of every slot.
+#include "engine/algos/algos.hpp"
+#include "engine/algos/small_common.hpp"
+
+namespace cb::engine {
+
+namespace {
+
+SmallOp describe(const CollArgs& a, const Group& g) {
+  return small_op(g, SmallKind::Alltoall, input_of(a), a.recv.ptr,
+                  a.count * dtype_size(a.dtype) * static_cast<size_t>(g.size()));
+}
+
+}  // namespace
+
+const Algorithm kAlltoallSmall = small_algorithm<describe>(
+    Coll::Alltoall, "one node, up to 16 KiB per rank in all: inputs inline in per-rank slots");
+
+}  // namespace cb::engine

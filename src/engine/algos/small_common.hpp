@@ -1,0 +1,66 @@
+// What the `small` algorithms share (one per collective, each a file that only says which
+// SmallOp its arguments make): whether they can run, the schedule form (one Poll step that
+// runs alone, Schedule::exclusive) and the Algorithm entry. The operation itself is
+// engine/shm/small_slots.hpp.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "engine/algorithm.hpp"
+#include "engine/algos/shm_common.hpp"
+#include "engine/shm/small_slots.hpp"
+
+namespace cb::engine {
+
+// The SmallOp of `kind` on the group's communicator (null slots when it has none).
+inline SmallOp small_op(const Group& g, SmallKind kind, const void* in, void* out, size_t bytes) {
+  SmallOp op;
+  op.slots = g.comm() ? g.comm()->small() : nullptr;
+  op.kind = kind;
+  op.in = static_cast<const std::byte*>(in);
+  op.out = static_cast<std::byte*>(out);
+  op.bytes = bytes;
+  return op;
+}
+
+// The same on every rank: the group, the memory kind and the byte count decide.
+inline std::string small_cannot_run(const SmallOp& op, const CollArgs& a, const Group& g) {
+  if (std::string why = needs_node_shm(a, g, "small"); !why.empty()) return why;
+  if (!op.slots || g.size() != g.comm()->size())
+    return "small runs on a whole communicator that lies on one node";
+  if (op.bytes > kSmallSlotBytes)
+    return "small holds at most " + std::to_string(kSmallSlotBytes) +
+           " bytes per rank in its slot; this call writes " + std::to_string(op.bytes);
+  return {};
+}
+
+class SmallPoll final : public Pollable {
+ public:
+  explicit SmallPoll(const SmallOp& op) : op_(op) {}
+  bool advance() override { return op_.advance(); }
+
+ private:
+  SmallOp op_;
+};
+
+inline void build_small(Schedule& s, SmallOp op) {
+  op.seq = op.slots->next();  // at the build, in call order
+  s.set_exclusive();
+  s.poll(std::make_unique<SmallPoll>(op));
+  s.end_round();
+}
+
+template <SmallOp (*Describe)(const CollArgs&, const Group&)>
+Algorithm small_algorithm(Coll coll, std::string_view summary) {
+  return {.coll = coll,
+          .name = "small",
+          .summary = summary,
+          .cannot_run = [](const CollArgs& a,
+                           const Group& g) { return small_cannot_run(Describe(a, g), a, g); },
+          .build = [](Schedule& s, const CollArgs& a,
+                      const Group& g) { build_small(s, Describe(a, g)); },
+          .small = Describe};
+}
+
+}  // namespace cb::engine
