@@ -5,16 +5,7 @@
 
 namespace cb::engine {
 
-namespace {
-
-SmallOp describe(const CollArgs& a, const Group& g) {
-  return small_op(g, SmallKind::Alltoall, input_of(a), a.recv.ptr,
-                  a.count * dtype_size(a.dtype) * static_cast<size_t>(g.size()));
-}
-
-}  // namespace
-
-const Algorithm kAlltoallSmall = small_algorithm<describe>(
+const Algorithm kAlltoallSmall = small_algorithm<SmallKind::Alltoall>(
     Coll::Alltoall, "one node, up to 16 KiB per rank in all: inputs inline in per-rank slots");
 
 }  // namespace cb::engine

@@ -3,15 +3,8 @@
 #include "engine/algos/small_common.hpp"
 
 namespace cb::engine {
-namespace {
 
-SmallOp describe(const CollArgs&, const Group& g) {
-  return small_op(g, SmallKind::Barrier, nullptr, nullptr, 0);
-}
-
-}  // namespace
-
-const Algorithm kBarrierSmall = small_algorithm<describe>(
+const Algorithm kBarrierSmall = small_algorithm<SmallKind::Barrier>(
     Coll::Barrier,
     "one node: one arrival counter per rank on its own cache line, all wait for all");
 

@@ -4,17 +4,8 @@
 #include "engine/algos/small_common.hpp"
 
 namespace cb::engine {
-namespace {
 
-SmallOp describe(const CollArgs& a, const Group& g) {
-  SmallOp op = small_op(g, SmallKind::Bcast, a.recv.ptr, a.recv.ptr, a.count * dtype_size(a.dtype));
-  op.root = a.root;
-  return op;
-}
-
-}  // namespace
-
-const Algorithm kBcastSmall = small_algorithm<describe>(
+const Algorithm kBcastSmall = small_algorithm<SmallKind::Bcast>(
     Coll::Bcast,
     "one node, up to 16 KiB: the root's message inline in its slot, copied out by all");
 

@@ -4,21 +4,8 @@
 #include "engine/algos/small_common.hpp"
 
 namespace cb::engine {
-namespace {
 
-SmallOp describe(const CollArgs& a, const Group& g) {
-  SmallOp op =
-      small_op(g, SmallKind::Reduce, input_of(a), a.recv.ptr, a.count * dtype_size(a.dtype));
-  op.count = a.count;
-  op.dt = a.dtype;
-  op.op = a.op;
-  op.root = a.root;
-  return op;
-}
-
-}  // namespace
-
-const Algorithm kReduceSmall = small_algorithm<describe>(
+const Algorithm kReduceSmall = small_algorithm<SmallKind::Reduce>(
     Coll::Reduce,
     "one node, up to 16 KiB: inputs inline in per-rank slots, the root reduces in rank order");
 

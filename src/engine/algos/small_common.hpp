@@ -24,6 +24,39 @@ inline SmallOp small_op(const Group& g, SmallKind kind, const void* in, void* ou
   return op;
 }
 
+// The SmallOp of a call (without its sequence number). `bytes` is what a rank writes into
+// its slot: the vector (allreduce, reduce), the message (bcast), its block (allgather), a
+// block per peer (alltoall, reduce_scatter). Where the input is: MPI's in place is the
+// result buffer, for allgather the rank's own block of it.
+inline SmallOp small_describe(SmallKind kind, const CollArgs& a, const Group& g) {
+  const size_t n = static_cast<size_t>(g.size()), block = a.count * dtype_size(a.dtype);
+  std::byte* recv = static_cast<std::byte*>(a.recv.ptr);
+  SmallOp op;
+  switch (kind) {
+    case SmallKind::Bcast:
+      op = small_op(g, kind, recv, recv, block);
+      break;
+    case SmallKind::Allgather:
+      op = small_op(g, kind, a.in_place ? recv + block * static_cast<size_t>(g.rank()) : a.send.ptr,
+                    recv, block);
+      break;
+    case SmallKind::Alltoall:
+    case SmallKind::ReduceScatter:
+      op = small_op(g, kind, input_of(a), recv, block * n);
+      break;
+    case SmallKind::Barrier:
+      op = small_op(g, kind, nullptr, nullptr, 0);
+      break;
+    default:  // allreduce, reduce
+      op = small_op(g, kind, input_of(a), recv, block);
+  }
+  op.count = a.count;  // the reductions'
+  op.dt = a.dtype;
+  op.op = a.op;
+  op.root = a.root;
+  return op;
+}
+
 // The same on every rank: the group, the memory kind and the byte count decide.
 inline std::string small_cannot_run(const SmallOp& op, const CollArgs& a, const Group& g) {
   if (std::string why = needs_node_shm(a, g, "small"); !why.empty()) return why;
@@ -51,16 +84,22 @@ inline void build_small(Schedule& s, SmallOp op) {
   s.end_round();
 }
 
-template <SmallOp (*Describe)(const CollArgs&, const Group&)>
-Algorithm small_algorithm(Coll coll, std::string_view summary) {
+template <SmallKind Kind>
+SmallOp describe(const CollArgs& a, const Group& g) {
+  return small_describe(Kind, a, g);
+}
+
+// The Algorithm entry of the small form of `coll`, whose operation is `Kind`.
+template <SmallKind Kind>
+constexpr Algorithm small_algorithm(Coll coll, std::string_view summary) {
   return {.coll = coll,
           .name = "small",
           .summary = summary,
           .cannot_run = [](const CollArgs& a,
-                           const Group& g) { return small_cannot_run(Describe(a, g), a, g); },
+                           const Group& g) { return small_cannot_run(describe<Kind>(a, g), a, g); },
           .build = [](Schedule& s, const CollArgs& a,
-                      const Group& g) { build_small(s, Describe(a, g)); },
-          .small = Describe};
+                      const Group& g) { build_small(s, describe<Kind>(a, g)); },
+          .small = describe<Kind>};
 }
 
 }  // namespace cb::engine
