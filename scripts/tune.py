@@ -186,7 +186,7 @@ GENERAL = {
     ("reduce", "noshm"): [("binomial", 0, 16384), ("rabenseifner", 16385, None)],
     ("barrier", "shm"): [("small", 0, None), ("shm", 0, None)],
     ("barrier", "noshm"): [("dissemination", 0, None)],
-    ("alltoallv", "shm"): [("shm", 0, None)],
+    ("alltoallv", "shm"): [("small", 0, 16384), ("shm", 0, None)],
     ("alltoallv", "noshm"): [("pairwise", 0, None)],
     ("gather", "shm"): [("shm", 0, None)],
     ("gather", "noshm"): [("binomial", 0, None)],

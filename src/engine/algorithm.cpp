@@ -81,6 +81,7 @@ std::span<const Algorithm* const> all_algorithms() {
                                               &kBarrierSmall,
                                               &kAlltoallvPairwise,
                                               &kAlltoallvShm,
+                                              &kAlltoallvSmall,
                                               &kGatherBinomial,
                                               &kGatherShm,
                                               &kGathervBinomial,

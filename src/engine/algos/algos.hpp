@@ -45,6 +45,7 @@ extern const Algorithm kBarrierShm;
 extern const Algorithm kBarrierSmall;
 extern const Algorithm kAlltoallvPairwise;
 extern const Algorithm kAlltoallvShm;
+extern const Algorithm kAlltoallvSmall;
 extern const Algorithm kGatherBinomial;
 extern const Algorithm kGatherShm;
 extern const Algorithm kGathervBinomial;

@@ -44,6 +44,11 @@ inline SmallOp small_describe(SmallKind kind, const CollArgs& a, const Group& g)
     case SmallKind::ReduceScatter:
       op = small_op(g, kind, input_of(a), recv, block * n);
       break;
+    case SmallKind::Alltoallv:  // packed in rank order: the send buffer as it is
+      op = small_op(g, kind, a.send.ptr, recv,
+                    a.counts ? a.counts->send_total(g.rank()) * dtype_size(a.dtype) : 0);
+      op.counts = a.counts;
+      break;
     case SmallKind::Barrier:
       op = small_op(g, kind, nullptr, nullptr, 0);
       break;
@@ -62,9 +67,15 @@ inline std::string small_cannot_run(const SmallOp& op, const CollArgs& a, const 
   if (std::string why = needs_node_shm(a, g, "small"); !why.empty()) return why;
   if (!op.slots || g.size() != g.comm()->size())
     return "small runs on a whole communicator that lies on one node";
-  if (op.bytes > kSmallSlotBytes)
+  size_t bytes = op.bytes;  // alltoallv: the largest row, which every rank knows alike
+  if (op.kind == SmallKind::Alltoallv) {
+    if (!a.counts) return "alltoallv needs its count matrix";
+    if (a.in_place) return "alltoallv has no in-place form";
+    bytes = a.counts->max_send_total() * dtype_size(a.dtype);
+  }
+  if (bytes > kSmallSlotBytes)
     return "small holds at most " + std::to_string(kSmallSlotBytes) +
-           " bytes per rank in its slot; this call writes " + std::to_string(op.bytes);
+           " bytes per rank in its slot; this call writes " + std::to_string(bytes);
   return {};
 }
 

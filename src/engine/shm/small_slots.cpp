@@ -141,6 +141,15 @@ void SmallSlots::finish(const SmallOp& op) {
         std::memcpy(op.out + block * static_cast<size_t>(r), buffer(r, s) + at, block);
       break;
     }
+    case SmallKind::Alltoallv: {
+      const CountMatrix& m = *op.counts;
+      const size_t w = dtype_size(op.dt);
+      for (int r = 0; r < n; ++r)
+        if (const size_t bytes = m.count(r, me) * w)
+          std::memcpy(op.out + m.recv_offset(me, r) * w, buffer(r, s) + m.send_offset(r, me) * w,
+                      bytes);
+      break;
+    }
     case SmallKind::Barrier:
       break;
   }

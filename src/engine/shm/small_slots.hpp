@@ -15,7 +15,7 @@
 // runs its small operations one at a time, in order (the window rule below), so a peer
 // that has arrived at s - 1 has finished every read of operation s - 2, the last user of
 // buffer s % 2. A rank therefore writes its buffer for s only once every peer has arrived
-// at s - 1. In the symmetric collectives (allreduce, allgather, alltoall, reduce_scatter,
+// at s - 1. In the symmetric collectives (allreduce, allgather, alltoall(v), reduce_scatter,
 // barrier) it saw all of them arrive at s - 1 in the previous operation already and does
 // not look again; after a rooted one (bcast, reduce), where not every rank waits for every
 // other, it checks their counters. A root can thus run at most one operation ahead of a
@@ -39,6 +39,7 @@
 #include <cstdint>
 
 #include "core/types.hpp"
+#include "core/vcounts.hpp"
 #include "engine/shm/node_shm.hpp"
 
 namespace cb::engine {
@@ -51,6 +52,7 @@ enum class SmallKind : uint8_t {
   Bcast,
   Allgather,
   Alltoall,
+  Alltoallv,
   ReduceScatter,
   Barrier
 };
@@ -58,7 +60,8 @@ enum class SmallKind : uint8_t {
 // One small operation: plain data, on the caller's stack (a blocking call) or inside a
 // schedule's Poll step. `bytes` is what a writing rank copies into its buffer: allreduce,
 // reduce: the vector; bcast: the message (the root writes); allgather: the block;
-// alltoall, reduce_scatter: every peer's block (size x block).
+// alltoall, reduce_scatter: every peer's block (size x block); alltoallv: its send buffer,
+// whose blocks lie packed in rank order (counts).
 struct SmallOp {
   SmallSlots* slots = nullptr;
   SmallKind kind = SmallKind::Barrier;
@@ -70,6 +73,7 @@ struct SmallOp {
   Dtype dt = Dtype::Char;
   Op op = Op::Sum;
   int root = 0;  // bcast and reduce; a local rank, which is the communicator rank here
+  const CountMatrix* counts = nullptr;  // alltoallv (ranks: communicator ranks)
   uint8_t phase = 0;
   uint64_t polls = 0;  // unsuccessful polls, for NodeShm::check_peers
   // Moves the operation as far as it can without waiting; true once it has completed.
