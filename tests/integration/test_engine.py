@@ -140,7 +140,8 @@ def engine_small_path(env):
                              *([] if np == 8 else [
                                  ("allreduce", ["--dtype", "float", "--op", "sum", "-l"]),
                                  ("reduce", ["--dtype", "bfloat16", "--op", "max", "-k", "1"]),
-                                 ("allgather", ["-l"]), ("iallreduce", [])])):
+                                 ("allgather", ["-l"]), ("iallreduce", []),
+                                 ("alltoallv", ["--counts", "zipf:1.5,3"])])):
             out = env.path(f"small-{np}-{bench}-{len(extra)}.json")
             sized = bench != "barrier"
             r = env.run(np, bench, ["--backend", "engine", "--algo", "small", "-c", "-i", "3",
@@ -154,7 +155,7 @@ def engine_small_path(env):
             if not sized:
                 continue
             largest = max(res["bytes"] for res in results)
-            check(largest >= 16384 // (np if bench in ("alltoall", "reduce_scatter") else 1) // 2
+            check(largest >= 16384 // (np if bench in ("alltoall", "alltoallv", "reduce_scatter") else 1) // 2
                   and largest <= 16384, f"{bench} at {np}: sizes run {largest}")
             if bench in ("allreduce", "allgather", "bcast"):
                 check(all(res["validation"]["bits_compared"] for res in results),
