@@ -29,8 +29,8 @@ std::vector<Dtype> parse_dtype_list(const std::string& text) {
   for (std::string item; std::getline(ss, item, ',');) {
     const std::optional<Dtype> d = parse_dtype(item);
     if (!d)
-      throw UsageError("-T/--dtype: '" + item + "' must be one of " + dtype_choices() +
-                       " (or a comma-separated list of them, or all)");
+      throw UsageError("-T/--dtype must be one of " + dtype_choices() +
+                       ", a comma-separated list of them, or all (got '" + item + "')");
     if (std::find(out.begin(), out.end(), *d) != out.end())
       throw UsageError("-T/--dtype: " + item + " is listed twice");
     out.push_back(*d);
