@@ -214,6 +214,19 @@ void MpiBackend::use_topology(const Topology& t) {
   graphs_[&t] = graph;
 }
 
+// On the collective's own communicator, as OMB's MPI_Barrier(MPI_COMM_WORLD) after each
+// MPI_Bcast: a barrier on a second communicator touches a second set of the library's
+// shared-memory collective state in every iteration, which OMB's loop does not.
+void MpiBackend::iteration_barrier(const Control& ctl) {
+  if (wait_ == WaitMode::Spin) {
+    CB_MPI(MPI_Barrier(comm_));
+    return;
+  }
+  MPI_Request req;
+  CB_MPI(MPI_Ibarrier(comm_, &req));
+  ctl.wait(req);
+}
+
 MPI_Comm MpiBackend::comm_for(const CollArgs& a) const {
   if (!a.topology) return comm_;
   const auto it = graphs_.find(a.topology);
