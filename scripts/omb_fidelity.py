@@ -98,22 +98,29 @@ MPI_CALLS = re.compile(r"(?:^|[\s:])P?MPI_(Bcast|Allreduce|Alltoall|Barrier|Ibar
 
 
 def loop_instructions(path):
-    """(instructions collected, instructions inside top-level MPI calls) of one profile."""
+    """(instructions collected, instructions inside top-level MPI calls, collective calls)
+    of one profile; the calls (callgrind_annotate's "=> f (Nx)" lines) count the loop's
+    iterations."""
     text = subprocess.run(["callgrind_annotate", "--inclusive=yes", "--threshold=100", path],
                           capture_output=True, text=True, check=True).stdout
-    total, in_mpi = None, 0
+    total, in_mpi, calls = None, 0, 0
     for line in text.splitlines():
-        m = re.match(r"^\s*([\d,]+)\s+(?:\([\d.]+%\)\s+)?(.*)$", line)
+        m = re.match(r"^\s*([\d,]+)\s+(?:\(\s*[\d.]+%\)\s+)?(=>\s+)?(.*)$", line)
         if not m:
             continue
-        ir, what = int(m.group(1).replace(",", "")), m.group(2)
+        ir, call, what = int(m.group(1).replace(",", "")), m.group(2), m.group(3)
+        found = MPI_CALLS.search(what.split(" [")[0])
         if "PROGRAM TOTALS" in what:
             total = ir
-        elif MPI_CALLS.search(what.split(" [")[0]):
+        elif call and found and found.group(1) in ("Bcast", "Allreduce", "Alltoall"):
+            n = re.search(r"\((\d+)x\)", what)
+            calls = max(calls, int(n.group(1))) if n else calls
+        elif found and not call:
             in_mpi += ir
-    if total is None:
-        raise ValueError(f"{path}: no PROGRAM TOTALS in callgrind_annotate's output")
-    return total, in_mpi
+    if total is None or calls == 0:
+        raise ValueError(f"{path}: no PROGRAM TOTALS or no collective call in callgrind_annotate's "
+                         "output")
+    return total, in_mpi, calls
 
 
 def callgrind(directory, iters, warmup):
@@ -121,12 +128,11 @@ def callgrind(directory, iters, warmup):
            "benchmarks": {}}
     for bench in BENCHES[1:]:
         sides = {}
-        # collbench's timed loop runs the iterations; the reference's includes OMB's skip.
-        for side, prefix, loops in (("collbench", "cb", iters), ("omb_method", "ref", iters + warmup)):
+        for side, prefix in (("collbench", "cb"), ("omb_method", "ref")):
             files = sorted(glob.glob(os.path.join(directory, f"cg.{prefix}_{bench}.*")))
             if not files:
                 continue
-            own = [(t - m) / loops for t, m in map(loop_instructions, files)]
+            own = [(t - m) / n for t, m, n in map(loop_instructions, files)]
             sides[side] = {"per_rank": own, "mean": sum(own) / len(own)}
         if len(sides) == 2:
             sides["extra_per_iteration"] = sides["collbench"]["mean"] - sides["omb_method"]["mean"]

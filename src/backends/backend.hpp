@@ -75,6 +75,12 @@ class Backend {
   // the registry's answer first, then refuses() for what is particular to the backend.
   std::string unsupported(const CollArgs& args) const;
   virtual void run(const CollArgs& args) = 0;
+  // The blocking call of `args` as one callable with its arguments resolved once, for a
+  // timed loop whose calls do not change (the mpi backend binds the MPI call itself, as
+  // OMB's loop calls MPI_Bcast with fixed arguments); by default run(args).
+  virtual std::function<void()> bind(const CollArgs& args) {
+    return [this, args] { run(args); };
+  }
   // `n` calls of `args` as one operation (nccl-tests' -m/--agg_iters): NCCL groups them
   // (ncclGroupStart/End, one launch); a host backend runs them one after the other.
   virtual void run_aggregated(const CollArgs& args, int n) {

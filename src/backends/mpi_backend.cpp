@@ -260,6 +260,11 @@ void MpiBackend::run(const CollArgs& a) {
   to_device(a.recv, stage_[1]);
 }
 
+std::function<void()> MpiBackend::bind(const CollArgs& a) {
+  if (staged(a.recv.mem) || wait_ == WaitMode::Yield) return Backend::bind(a);
+  return bind_mpi_collective(a, comm_for(a), rank(), a.counts ? varrays_[a.counts] : no_counts_);
+}
+
 void MpiBackend::run_host(const CollArgs& a) {
   if (wait_ == WaitMode::Yield) {  // blocking MPI calls busy-poll; post and yield instead
     MPI_Request req = post(a);
