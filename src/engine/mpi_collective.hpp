@@ -7,6 +7,7 @@
 
 #include <mpi.h>
 
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -74,6 +75,11 @@ inline void run_mpi_collective(const CollArgs& args, MPI_Comm comm, int rank,
   call_mpi_collective(MpiForm::Blocking, args, comm, rank, counts);
 }
 
-int as_mpi_count(size_t n);  // n, or UsageError when it exceeds MPI's int count
+[[noreturn]] void refuse_mpi_count(size_t n);  // UsageError: n exceeds MPI's int count
+// n as MPI's int count (inline: point-to-point benchmarks call it twice an iteration).
+inline int as_mpi_count(size_t n) {
+  if (n > static_cast<size_t>(INT32_MAX)) refuse_mpi_count(n);
+  return static_cast<int>(n);
+}
 
 }  // namespace cb
