@@ -61,8 +61,8 @@ __attribute__((noinline)) static double collective_loop(enum Coll coll, char* in
   return timer * 1e6 / iters;
 }
 
-__attribute__((noinline)) static double latency_loop(char* s_buf, char* r_buf, int size,
-                                                     int iters, int skip) {
+__attribute__((noinline)) static double latency_loop(char* s_buf, char* r_buf, int size, int iters,
+                                                     int skip) {
   double total = 0;
   MPI_Barrier(comm_op);
   for (int i = 0; i < iters + skip; ++i) {
