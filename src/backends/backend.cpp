@@ -1,5 +1,6 @@
 #include "backends/backend.hpp"
 
+#include "backends/control.hpp"
 #include "core/errors.hpp"
 #include "gpu/memory.hpp"
 
@@ -11,6 +12,10 @@ Buf Backend::alloc(size_t bytes, Mem mem) {
 
 void Backend::free(Buf& buf) {
   free_buffer(buf);
+}
+
+void Backend::iteration_barrier(const Control& ctl) {
+  ctl.barrier();
 }
 
 std::string Backend::unsupported(const CollArgs& args) const {

@@ -16,6 +16,8 @@
 
 namespace cb {
 
+class Control;
+
 // What a backend says of itself, once, for the table header and the JSON document.
 struct BackendDescription {
   std::string title;            // "MPI", "NCCL", "Engine" (table header)
@@ -30,6 +32,7 @@ struct BackendConfig {
   Mem side_mem[2] = {Mem::Host, Mem::Host};  // point to point: rank 0's and rank 1's buffers
   bool staging = false;                      // mpi: copy device buffers through host memory
   bool progress_thread = false;              // engine: advance non-blocking operations in a thread
+  int local_register = 0;  // -R (nccl): 1 ncclCommRegister, 2 symmetric ncclCommWindowRegister
 };
 
 // A persistent collective (MPI 4.0's MPI_<Coll>_init): made once for fixed arguments,
@@ -72,6 +75,17 @@ class Backend {
   // the registry's answer first, then refuses() for what is particular to the backend.
   std::string unsupported(const CollArgs& args) const;
   virtual void run(const CollArgs& args) = 0;
+  // The blocking call of `args` as one callable with its arguments resolved once, for a
+  // timed loop whose calls do not change (the mpi backend binds the MPI call itself, as
+  // OMB's loop calls MPI_Bcast with fixed arguments); by default run(args).
+  virtual std::function<void()> bind(const CollArgs& args) {
+    return [this, args] { run(args); };
+  }
+  // `n` calls of `args` as one operation (nccl-tests' -m/--agg_iters): NCCL groups them
+  // (ncclGroupStart/End, one launch); a host backend runs them one after the other.
+  virtual void run_aggregated(const CollArgs& args, int n) {
+    for (int i = 0; i < n; ++i) run(args);
+  }
   virtual std::unique_ptr<Request> start(const CollArgs& args) = 0;
   // The neighborhood collectives' topology, before the first collective on it
   // (collective: every rank calls it; the MPI backend makes its graph communicator).
@@ -88,6 +102,10 @@ class Backend {
   // "MPI_Op: user-defined (fp16 sum, collbench) on ..."); empty: nothing to say.
   virtual std::string reduction_note(Dtype, Op) const { return {}; }
   virtual void sync() {}  // device backends: wait for queued work
+  // The untimed barrier between the timed iterations of a blocking collective: OMB's
+  // MPI_Barrier on the communicator the collective runs on. The mpi backend's is on its own
+  // communicator (as OMB's, one communicator for both); the others use the control plane's.
+  virtual void iteration_barrier(const Control& ctl);
 
   // CUDA graph launch (-G). capture() records the collective calls `enqueue` makes (run())
   // from the backend's stream into one graph, instantiated once; the graph is launched on

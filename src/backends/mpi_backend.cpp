@@ -214,6 +214,19 @@ void MpiBackend::use_topology(const Topology& t) {
   graphs_[&t] = graph;
 }
 
+// On the collective's own communicator, as OMB's MPI_Barrier(MPI_COMM_WORLD) after each
+// MPI_Bcast: a barrier on a second communicator touches a second set of the library's
+// shared-memory collective state in every iteration, which OMB's loop does not.
+void MpiBackend::iteration_barrier(const Control& ctl) {
+  if (wait_ == WaitMode::Spin) {
+    CB_MPI(MPI_Barrier(comm_));
+    return;
+  }
+  MPI_Request req;
+  CB_MPI(MPI_Ibarrier(comm_, &req));
+  ctl.wait(req);
+}
+
 MPI_Comm MpiBackend::comm_for(const CollArgs& a) const {
   if (!a.topology) return comm_;
   const auto it = graphs_.find(a.topology);
@@ -245,6 +258,11 @@ void MpiBackend::run(const CollArgs& a) {
   if (stage_.size() < 2) stage_.resize(2);
   run_host(staged_args(a, stage_[0], stage_[1]));
   to_device(a.recv, stage_[1]);
+}
+
+std::function<void()> MpiBackend::bind(const CollArgs& a) {
+  if (staged(a.recv.mem) || wait_ == WaitMode::Yield) return Backend::bind(a);
+  return bind_mpi_collective(a, comm_for(a), rank(), a.counts ? varrays_[a.counts] : no_counts_);
 }
 
 void MpiBackend::run_host(const CollArgs& a) {

@@ -29,9 +29,11 @@ class MpiBackend final : public Backend {
 
   std::string unsupported_memory(Mem mem) const override;
   void run(const CollArgs& args) override;
+  std::function<void()> bind(const CollArgs& args) override;
   std::unique_ptr<Request> start(const CollArgs& args) override;
   std::unique_ptr<PersistentColl> init(const CollArgs& args) override;
   void use_topology(const Topology& topology) override;
+  void iteration_barrier(const Control& ctl) override;
   std::string reduction_note(Dtype dt, Op op) const override;
 
  private:

@@ -177,7 +177,11 @@ class NcclRequest final : public Request {
 };
 
 NcclBackend::NcclBackend(const BackendConfig& opt, const Control& ctl)
-    : Backend(BackendKind::Nccl), wait_(ctl.wait_mode()), rank_(ctl.rank()), size_(ctl.size()) {
+    : Backend(BackendKind::Nccl),
+      wait_(ctl.wait_mode()),
+      rank_(ctl.rank()),
+      size_(ctl.size()),
+      register_(opt.local_register) {
   set_layout(rank_, size_);
   // The same options on every rank (checked by the harness), so every rank refuses alike.
   if (opt.mem != Mem::Cuda) throw UsageError(kNeedsDevice);
@@ -292,12 +296,35 @@ Buf NcclBackend::alloc(size_t bytes, Mem mem) {
   gpu::cuda_check(cudaMemset(p, 0, size), "cudaMemset (pre-touching an ncclMemAlloc buffer)");
   gpu::cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
   gpu::pointer_cache().insert({gpu::MemoryKind::Device, device_, p, size});
+  if (register_ == 1) {
+    CB_NCCL(ncclCommRegister(comm_, p, size, &registered_[p]));
+  } else if (register_ == 2) {
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 27, 0)
+    ncclWindow_t win = nullptr;
+    CB_NCCL(ncclCommWindowRegister(comm_, p, size, &win, NCCL_WIN_COLL_SYMMETRIC));
+    registered_[p] = win;
+#else
+    throw UsageError(
+        "-R 2 (symmetric registration, ncclCommWindowRegister) needs NCCL 2.27 or "
+        "later; this build's nccl.h is version code " +
+        std::to_string(NCCL_VERSION_CODE));
+#endif
+  }
   return {p, bytes, Mem::Cuda};
 }
 
 void NcclBackend::free(Buf& buf) {
   if (buf.mem != Mem::Cuda) return Backend::free(buf);
   if (buf.ptr) {
+    if (const auto it = registered_.find(buf.ptr); it != registered_.end()) {
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 27, 0)
+      if (register_ == 2)
+        ncclCommWindowDeregister(comm_, static_cast<ncclWindow_t>(it->second));
+      else
+#endif
+        ncclCommDeregister(comm_, it->second);
+      registered_.erase(it);
+    }
     gpu::pointer_cache().erase(buf.ptr);
     ncclMemFree(buf.ptr);
   }
@@ -491,6 +518,12 @@ void NcclBackend::enqueue(const CollArgs& a) {
 
 void NcclBackend::run(const CollArgs& a) {
   enqueue(a);
+}
+
+void NcclBackend::run_aggregated(const CollArgs& a, int n) {
+  CB_NCCL(ncclGroupStart());
+  for (int i = 0; i < n; ++i) enqueue(a);
+  CB_NCCL(ncclGroupEnd());
 }
 
 std::unique_ptr<Request> NcclBackend::start(const CollArgs& a) {

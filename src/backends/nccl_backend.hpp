@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -29,7 +30,10 @@ class NcclBackend final : public Backend {
 
   BackendDescription description() const override;  // library: "NCCL 2.28.9"
 
-  // Device buffers come from ncclMemAlloc (what NCCL's zero-copy and NVLS paths want).
+  // Device buffers come from ncclMemAlloc (what NCCL's zero-copy and NVLS paths want);
+  // with -R 1 registered with ncclCommRegister, with -R 2 as a symmetric window
+  // (ncclCommWindowRegister, NCCL 2.27 and later; collective: every rank allocates the
+  // same buffers in the same order), as nccl-tests registers its buffers.
   Buf alloc(size_t bytes, Mem mem) override;
   void free(Buf& buf) override;
 
@@ -40,7 +44,8 @@ class NcclBackend final : public Backend {
   void recv(const Buf& buf, int peer, int tag) override;
   void batch(std::span<const P2POp> ops) override;
 
-  void run(const CollArgs& args) override;  // enqueues; sync() waits
+  void run(const CollArgs& args) override;                    // enqueues; sync() waits
+  void run_aggregated(const CollArgs& args, int n) override;  // n calls in one group
   std::unique_ptr<Request> start(const CollArgs& args) override;
   void sync() override;
   void abort() override;  // time limit: ncclCommAbort, callable from another thread
@@ -69,6 +74,8 @@ class NcclBackend final : public Backend {
   void* bounce_ = nullptr;
   size_t bounce_bytes_ = 0;
   std::vector<std::unique_ptr<gpu::Event>> spare_events_;  // reused by start()
+  int register_ = 0;                                       // -R
+  std::map<void*, void*> registered_;  // buffer -> its registration handle or window
 
   friend class NcclRequest;
 };

@@ -1,5 +1,7 @@
 #include "collective/coll_base.hpp"
 
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <cstdio>
 
@@ -94,8 +96,11 @@ void CollectiveRunnerBase::prepare() {
     recv_max = std::max(recv_max, elements(count_of(bytes), false));
   }
   const size_t send_bytes = send_max * width;
+  size_t device_free = 0, device_total = 0;
+  const bool on_device = o.memory_report && gpu::device_memory(device_free, device_total);
   if (send_bytes && !o.in_place) send_ = rc_.alloc(send_bytes, o.mem);
   recv_ = rc_.alloc(recv_max * width, o.mem);
+  if (o.memory_report) report_memory(on_device ? device_free : 0);
 
   // Points: each size with the forced algorithm, every algorithm (--algo all) or the
   // backend's choice. A combination the backend cannot run is skipped and listed.
@@ -224,9 +229,40 @@ std::string CollectiveRunnerBase::validation_line() const {
   return line;
 }
 
+int CollectiveRunnerBase::root_for(int iteration) const {
+  const RootSetting& r = rc_.opt.root;
+  return spec_.rooted ? (r.rotate ? iteration % rc_.ctl.size() : r.fixed) : 0;
+}
+
+void CollectiveRunnerBase::report_memory(size_t device_free_before) {
+  const Control& ctl = rc_.ctl;
+  const auto largest = [&](double v) { return static_cast<long long>(ctl.max(v)); };
+  rusage use{};
+  getrusage(RUSAGE_SELF, &use);  // ru_maxrss: KiB on Linux
+  const long long buffers = largest(double(send_.bytes + recv_.bytes));
+  const long long peak = largest(double(use.ru_maxrss) * 1024.0);
+  memory_ = {{"buffer_bytes", buffers}, {"peak_resident_bytes", peak}};
+  std::string line = "# Memory (--memory): buffers " + format_bytes(size_t(buffers)) +
+                     " per rank (send + receive), peak resident " + format_bytes(size_t(peak)) +
+                     " (largest rank)";
+  size_t free_now = 0, total = 0;
+  if (device_free_before > 0 && gpu::device_memory(free_now, total)) {
+    const long long used = largest(double(total - free_now));
+    const long long by_buffers = largest(double(device_free_before) - double(free_now));
+    memory_["device_used_bytes"] = used;
+    memory_["device_buffer_bytes"] = by_buffers;
+    line += "; GPU: " + format_bytes(size_t(used)) + " in use, " +
+            format_bytes(size_t(std::max(0LL, by_buffers))) + " of it taken by the buffers";
+  }
+  notes_.push_back(line);
+}
+
+void CollectiveRunnerBase::annotate(nlohmann::json& doc) {
+  if (!memory_.is_null()) doc["memory"] = memory_;
+}
+
 CollArgs CollectiveRunnerBase::args_for(const Point& point, int iteration) const {
   const Options& o = rc_.opt;
-  const int n = rc_.ctl.size();
   const size_t count = count_of(point.bytes);
   const size_t width = dtype_size(o.dtype);
   CollArgs a;
@@ -234,7 +270,7 @@ CollArgs CollectiveRunnerBase::args_for(const Point& point, int iteration) const
   a.count = count;
   a.dtype = o.dtype;
   a.op = o.op;
-  a.root = spec_.rooted ? (o.root.rotate ? iteration % n : o.root.fixed) : 0;
+  a.root = root_for(iteration);
   a.in_place = o.in_place;
   a.persistent = rc_.desc.persistent;
   a.algo = point.algo;

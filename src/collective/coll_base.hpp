@@ -23,12 +23,15 @@ class CollectiveRunnerBase : public Runner {
   void prepare() override;
   std::vector<std::string> header_lines() const override;
   std::vector<Point> points() const override { return points_; }
+  void annotate(nlohmann::json& doc) override;  // --memory: the document's "memory"
   bool show_size() const override { return spec_.sized; }
 
  protected:
   size_t count_of(size_t bytes) const { return bytes / dtype_size(rc_.opt.dtype); }
   // Arguments of one call; -k rotate moves the root with the iteration.
   CollArgs args_for(const Point& point, int iteration) const;
+  // The root of an iteration's call alone (what changes from one call to the next).
+  int root_for(int iteration) const;
   // Fresh exact inputs, one untimed operation (blocking or start + wait; -G: in a graph),
   // every element checked; wrong elements summed over ranks into out.wrong. Rotating roots
   // are each checked. Where every rank must have the same result (same_on_all_ranks), its
@@ -67,6 +70,10 @@ class CollectiveRunnerBase : public Runner {
   std::string reduction_note() const;
   // The header line that says what -c checks.
   std::string validation_line() const;
+  // --memory 1 (nccl-tests' -M): the buffers' bytes, the process's peak resident memory and,
+  // with a GPU, the device memory in use, the largest over the ranks, after allocation;
+  // into memory_ and a header line.
+  void report_memory(size_t device_free_before);
   // Whether -c runs the order-sensitive pass (allreduce of a floating-point sum or prod).
   bool order_pass() const;
   // The ranks whose result bits (`bits`, this rank's) differ from rank 0's: a hash per rank
@@ -79,6 +86,7 @@ class CollectiveRunnerBase : public Runner {
   std::map<size_t, std::unique_ptr<CountMatrix>> counts_;      // alltoallv: per count (--counts)
   std::map<int, std::unique_ptr<PersistentColl>> persistent_;  // by root, of the current size
   std::unique_ptr<Topology> topology_;                         // neighborhood collectives: -N's
+  nlohmann::json memory_;  // --memory 1: what the buffers and the process hold (annotate())
 };
 
 }  // namespace cb

@@ -5,6 +5,13 @@
 // With -G N (nccl-tests' CUDA graph launch) the timed iterations are captured into one
 // CUDA graph instead, launched N times back to back and timed as a whole: the mean per call
 // is total / (N x iterations); the slowest-rank percentiles are over launches.
+// nccl-tests' -a picks the per-rank figure the table and algbw use, --agg_iters runs several
+// operations per timed iteration, --blocking 0-2 its other loops (3 is OMB's), -I writes
+// every iteration's time. The loop's own cost per iteration (the same loop without the
+// operation) is measured after it and recorded as harness_overhead_us.
+#include <algorithm>
+#include <ctime>
+#include <functional>
 #include <numeric>
 #include <string>
 #include <vector>
@@ -56,30 +63,44 @@ class CollectiveRunner final : public CollectiveRunnerBase {
 
     // A barrier between iterations, as OMB; barrier itself runs back to back (osu_barrier).
     const bool separate = spec_.sized;
+    const bool rotate = spec_.rooted && o.root.rotate;
     for (int i = 0; i < warmup; ++i) {
-      a.root = args_for(point, i).root;
-      call(a);
+      if (rotate) a.root = root_for(i);
+      operation(a);
       rc_.be.sync();
-      if (separate) ctl.barrier();
+      if (separate) rc_.be.iteration_barrier(ctl);
     }
-    const Timed timed =
-        o.cuda_graph > 0 ? graph_launches(point, a, iters) : calls(point, a, iters, separate);
+    const Timed timed = o.cuda_graph > 0  ? graph_launches(point, a, iters)
+                        : o.blocking == 3 ? calls(a, iters, separate)
+                                          : whole_loop(a, iters);
+    const double overhead_us = ctl.max(loop_overhead_us(iters));
 
     const double mean = timed.mean_us;
     const double avg = ctl.sum(mean) / ctl.size();
     const double lo = ctl.min(mean), hi = ctl.max(mean);
-    const Summary slowest = summarize(ctl.max(timed.samples_us), o.tail_percentiles);
+    // -a (nccl-tests): the per-rank figure the table and the bandwidths use; rank 0's is
+    // the same on every rank (a sum with the others' zero).
+    const double rank0 = ctl.sum(ctl.is_root() ? mean : 0.0);
+    const double shown = o.average == 0 ? rank0 : o.average == 2 ? lo : o.average == 3 ? hi : avg;
+    const std::vector<double> slowest_samples = ctl.max(timed.samples_us);
+    const Summary slowest = summarize(slowest_samples, o.tail_percentiles);
     const double moved = algbw_elements(a) * static_cast<double>(dtype_size(a.dtype));
-    const double algbw = avg > 0 ? moved / (avg * 1e-6) / 1e9 : 0;
+    const double algbw = shown > 0 ? moved / (shown * 1e-6) / 1e9 : 0;
     const double busbw = algbw * spec_.bus_factor(ctl.size());
 
     SizeOutcome out;
     if (o.validate && point.validate) validate(point, false, out);
-    out.pass_us = avg;
+    out.pass_us = avg;  // --repeat's median pass: by the average, whatever -a shows
     out.pass_figure = "latency_us.avg";
     out.record = base_record(point, iters, warmup);
     out.record["latency_us"] = {{"avg", avg}, {"min", lo}, {"max", hi}};
+    if (o.average != 1) out.record["latency_us"]["shown"] = shown;
+    out.record["latency_us"]["rank0"] = rank0;
     out.record["slowest_rank_us"] = slowest;
+    out.record["harness_overhead_us"] = overhead_us;
+    if (o.agg_iters > 1) out.record["agg_iters"] = o.agg_iters;
+    if (o.per_iter)
+      out.record["per_iter"] = per_iteration(slowest_samples, timed.samples_us, out.cells);
     if (rc_.desc.persistent)  // the slowest rank's mean time of one *_init
       out.record["persistent_init_us"] = ctl.max(init_us);
     if (o.cuda_graph > 0)
@@ -92,45 +113,155 @@ class CollectiveRunner final : public CollectiveRunnerBase {
       out.record["bus_factor"] = spec_.bus_factor(ctl.size());
     }
 
-    out.cells.push_back({"Avg Latency(us)", avg});
+    static constexpr const char* kShown[] = {"Rank0 Latency(us)", "Avg Latency(us)",
+                                             "Min Latency(us)", "Max Latency(us)"};
+    std::vector<Cell> cells{{kShown[o.average], shown}};
     if (o.full) {
-      out.cells.push_back({"Min Latency(us)", lo});
-      out.cells.push_back({"Max Latency(us)", hi});
-      out.cells.push_back({"Iterations", double(iters), 0});
-      out.cells.push_back({"Slowest P50(us)", slowest.p50});
-      out.cells.push_back({"Slowest P99(us)", slowest.p99});
-      if (spec_.sized) out.cells.push_back({"Alg BW(GB/s)", algbw});
+      if (o.average != 2) cells.push_back({"Min Latency(us)", lo});
+      if (o.average != 3) cells.push_back({"Max Latency(us)", hi});
+      if (o.average != 1) cells.push_back({"Avg Latency(us)", avg});
+      cells.push_back({"Iterations", double(iters), 0});
+      cells.push_back({"Slowest P50(us)", slowest.p50});
+      cells.push_back({"Slowest P99(us)", slowest.p99});
+      if (spec_.sized) cells.push_back({"Alg BW(GB/s)", algbw});
     }
-    if (spec_.sized) out.cells.push_back({"Bus BW(GB/s)", busbw});
+    if (spec_.sized) cells.push_back({"Bus BW(GB/s)", busbw});
     for (const auto& [p, v] : slowest.tails)
-      out.cells.push_back({"P" + percentile_key(p).substr(1) + " Tail Lat(us)", v});
+      cells.push_back({"P" + percentile_key(p).substr(1) + " Tail Lat(us)", v});
     if (a.layout)  // OMB's column under -D
-      out.cells.push_back(
+      cells.push_back(
           {"Transmit Size", double(layout_moved(*a.layout, a.count) * dtype_size(a.dtype)), 0});
+    cells.insert(cells.end(), out.cells.begin(), out.cells.end());  // -I's columns
+    out.cells = std::move(cells);
     add_algorithm_cell(a, out.cells);
+    if (o.timestamps) stamp(out);
     return out;
   }
 
  private:
-  // OMB's loop: each call timed on the host up to the backend's sync, then (`separate`) an
-  // untimed barrier.
-  Timed calls(const Point& point, CollArgs& a, int iters, bool separate) {
+  // One timed operation: the call, or --agg_iters calls at once (NCCL: one group).
+  void operation(const CollArgs& a) {
+    const int agg = rc_.opt.agg_iters;
+    if (agg == 1) return call(a);
+    if (!a.persistent) return rc_.be.run_aggregated(a, agg);
+    for (int k = 0; k < agg; ++k) call(a);  // a persistent request: started and waited each time
+  }
+
+  // OMB's loop (--blocking 3): each iteration timed on the host up to the backend's sync,
+  // then (`separate`) an untimed barrier. Only what OMB's loop has between its clock reads
+  // is there: the root changes only when it rotates (-k rotate). Not inlined, so that an
+  // instruction profile can tell the loop's own instructions (scripts/omb_fidelity.sh
+  // --callgrind collects inside it alone).
+  [[gnu::noinline]] Timed calls(CollArgs& a, int iters, bool separate) {
     const Control& ctl = rc_.ctl;
+    Backend& be = rc_.be;
     Timed t;
     t.samples_us.resize(static_cast<size_t>(iters));
+    const bool rotate = spec_.rooted && rc_.opt.root.rotate;
     const bool die = injected_fault() == Fault::Die && sizes_done_++ == 1 &&
                      ctl.rank() == fault_rank(ctl.size());
+    const double per_op = 1e6 / rc_.opt.agg_iters;
+    // The same call every iteration: bound once, its arguments resolved (Backend::bind).
+    const bool same = !rotate && rc_.opt.agg_iters == 1 && !a.persistent;
+    const std::function<void()> bound = same ? be.bind(a) : std::function<void()>();
     for (int i = 0; i < iters; ++i) {
       if (die && i == iters / 2) die_now();  // mid-loop: the others are inside the collective
-      a.root = args_for(point, i).root;
+      if (rotate) a.root = root_for(i);
       const double t0 = now_s();
-      call(a);
-      rc_.be.sync();
-      t.samples_us[static_cast<size_t>(i)] = (now_s() - t0) * 1e6;
-      if (separate) ctl.barrier();
+      if (bound)
+        bound();
+      else
+        operation(a);
+      be.sync();
+      t.samples_us[static_cast<size_t>(i)] = (now_s() - t0) * per_op;
+      if (separate) be.iteration_barrier(ctl);
     }
     t.mean_us = std::accumulate(t.samples_us.begin(), t.samples_us.end(), 0.0) / iters;
     return t;
+  }
+
+  // nccl-tests' other loops, timed as a whole after a barrier (per operation: the total /
+  // (iterations x --agg_iters)): --blocking 0 waits once after the last iteration, 1 waits
+  // and barriers after each, 2 waits after each. One sample: the loop's mean.
+  Timed whole_loop(CollArgs& a, int iters) {
+    const Control& ctl = rc_.ctl;
+    Backend& be = rc_.be;
+    const int mode = rc_.opt.blocking;
+    const bool rotate = spec_.rooted && rc_.opt.root.rotate;
+    ctl.barrier();
+    const double t0 = now_s();
+    for (int i = 0; i < iters; ++i) {
+      if (rotate) a.root = root_for(i);
+      operation(a);
+      if (mode != 0) be.sync();
+      if (mode == 1) be.iteration_barrier(ctl);
+    }
+    be.sync();
+    Timed t;
+    t.mean_us = (now_s() - t0) * 1e6 / (static_cast<double>(iters) * rc_.opt.agg_iters);
+    t.samples_us = {t.mean_us};
+    return t;
+  }
+
+  // The timed loop's own cost per iteration, us: OMB's loop with the operation left out
+  // (two clock reads, the backend's sync, the sample's store; no barrier, which is untimed).
+  // What a latency figure holds beyond the operation itself; OMB's holds its two MPI_Wtime.
+  double loop_overhead_us(int iters) {
+    Backend& be = rc_.be;
+    std::vector<double> samples(static_cast<size_t>(iters));
+    for (int i = 0; i < iters; ++i) {
+      const double t0 = now_s();
+      be.sync();
+      samples[static_cast<size_t>(i)] = (now_s() - t0) * 1e6;
+    }
+    return std::accumulate(samples.begin(), samples.end(), 0.0) / iters;
+  }
+
+  // -I (nccl-tests' per-iteration report, JSON version 3): the slowest rank's time of every
+  // iteration, its summary without the first -K iterations, every rank's times; the table
+  // gets nccl-tests' i_min, i_max, i_p99 and i_cv% columns.
+  nlohmann::json per_iteration(const std::vector<double>& slowest, const std::vector<double>& mine,
+                               std::vector<Cell>& cells) const {
+    const Control& ctl = rc_.ctl;
+    const size_t n = slowest.size();
+    const size_t skip = std::min(static_cast<size_t>(rc_.opt.per_iter_skip), n - 1);
+    const Summary s =
+        summarize(std::vector<double>(slowest.begin() + static_cast<long>(skip), slowest.end()),
+                  std::vector<double>{95});
+    const double cv = s.avg > 0 ? 100 * s.stddev / s.avg : 0;
+    std::vector<double> rows(n * static_cast<size_t>(ctl.size()), 0.0);  // rank-major
+    const auto row = [&](int r) { return rows.begin() + static_cast<long>(n * size_t(r)); };
+    std::copy(mine.begin(), mine.end(), row(ctl.rank()));
+    rows = ctl.sum(rows);
+    nlohmann::json per_rank = nlohmann::json::array();
+    for (int r = 0; r < ctl.size(); ++r)
+      per_rank.push_back(std::vector<double>(row(r), row(r + 1)));
+    cells.push_back({"i_min(us)", s.min});
+    cells.push_back({"i_max(us)", s.max});
+    cells.push_back({"i_p99(us)", s.p99});
+    cells.push_back({"i_cv(%)", cv});
+    return {{"skipped_iterations", skip},
+            {"min_us", s.min},
+            {"max_us", s.max},
+            {"avg_us", s.avg},
+            {"p50_us", s.p50},
+            {"p95_us", s.tails.empty() ? s.p99 : s.tails.front().second},
+            {"p99_us", s.p99},
+            {"stdev_us", s.stddev},
+            {"cv_pct", cv},
+            {"times_us", slowest},
+            {"per_rank_times_us", per_rank}};
+  }
+
+  // -S (nccl-tests' report_timestamps): rank 0's local wall-clock time when the row is done.
+  static void stamp(SizeOutcome& out) {
+    char text[32] = {};
+    const std::time_t now = std::time(nullptr);
+    std::tm local{};
+    localtime_r(&now, &local);
+    std::strftime(text, sizeof text, "%Y-%m-%d %H:%M:%S", &local);
+    out.cells.push_back({"Timestamp", 0, 0, text});
+    out.record["timestamp"] = text;
   }
 
   // -G (nccl-tests' method): the `iters` calls captured from the backend's stream into one

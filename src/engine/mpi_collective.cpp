@@ -132,6 +132,10 @@ MpiCall mpi_call(const CollArgs& a, int rank) {
 
 }  // namespace
 
+void refuse_mpi_count(size_t n) {
+  throw UsageError("message of " + std::to_string(n) + " elements exceeds MPI's int count");
+}
+
 bool MpiCountArrays::holds(const CollArgs& a, int r) const {
   return topology == a.topology && matrix == a.counts && coll == a.coll && rank == r &&
          dtype == a.dtype;
@@ -145,12 +149,6 @@ MpiCountArrays MpiCountArrays::for_args(const CollArgs& a, int r) {
   v.rank = r;
   v.dtype = a.dtype;
   return v;
-}
-
-int as_mpi_count(size_t n) {
-  if (n > static_cast<size_t>(INT32_MAX))
-    throw UsageError("message of " + std::to_string(n) + " elements exceeds MPI's int count");
-  return static_cast<int>(n);
 }
 
 void fill_count_arrays(const CollArgs& a, int rank, MpiCountArrays& v) {
@@ -234,20 +232,42 @@ std::string mpi_persistent_refuses(const CollArgs& a) {
          "blocking or non-blocking benchmark, or a newer MPI (MPICH 5 is correct)";
 }
 
-// MPI_<Name>(args...), MPI_I<name>(args..., &req) or MPI_<Name>_init(args..., info, &req):
-// the three forms of one collective from one argument list.
+// MPI_<Name>(args...), MPI_I<name>(args..., &req), MPI_<Name>_init(args..., info, &req), or
+// the blocking call bound to copies of its arguments (*bound): the forms of one collective
+// from one argument list.
 #define CB_MPI_FORMS(Name, name, ...)                              \
   do {                                                             \
     if (form == MpiForm::Blocking)                                 \
       CB_MPI(MPI_##Name(__VA_ARGS__));                             \
     else if (form == MpiForm::Nonblocking)                         \
       CB_MPI(MPI_I##name(__VA_ARGS__, &req));                      \
+    else if (form == MpiForm::Bound)                               \
+      *bound = [=] { CB_MPI(MPI_##Name(__VA_ARGS__)); };           \
     else                                                           \
       CB_MPI(MPI_##Name##_init(__VA_ARGS__, MPI_INFO_NULL, &req)); \
   } while (false)
 
+namespace {
+MPI_Request dispatch(MpiForm form, const CollArgs& a, MPI_Comm comm, int rank, MpiCountArrays& v,
+                     std::function<void()>* bound);
+}  // namespace
+
 MPI_Request call_mpi_collective(MpiForm form, const CollArgs& a, MPI_Comm comm, int rank,
                                 MpiCountArrays& v) {
+  if (form == MpiForm::Bound) throw RuntimeError("call_mpi_collective: use bind_mpi_collective");
+  return dispatch(form, a, comm, rank, v, nullptr);
+}
+
+std::function<void()> bind_mpi_collective(const CollArgs& a, MPI_Comm comm, int rank,
+                                          MpiCountArrays& v) {
+  std::function<void()> bound;
+  dispatch(MpiForm::Bound, a, comm, rank, v, &bound);
+  return bound;
+}
+
+namespace {
+MPI_Request dispatch(MpiForm form, const CollArgs& a, MPI_Comm comm, int rank, MpiCountArrays& v,
+                     std::function<void()>* bound) {
   const MpiCall c = mpi_call(a, rank);
   MPI_Request req = MPI_REQUEST_NULL;
   if (a.counts || a.topology) fill_count_arrays(a, rank, v);
@@ -333,6 +353,7 @@ MPI_Request call_mpi_collective(MpiForm form, const CollArgs& a, MPI_Comm comm, 
   }
   return req;
 }
+}  // namespace
 
 #undef CB_MPI_FORMS
 

@@ -7,6 +7,8 @@
 
 #include <mpi.h>
 
+#include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -52,7 +54,8 @@ std::string mpi_persistent_refuses(const CollArgs& args);
 // How a collective is called: run to completion (MPI_<Coll>), started (MPI_I<coll>), or
 // made persistent (MPI_<Coll>_init: the request is then MPI_Start-ed and waited for each
 // time, and freed with MPI_Request_free).
-enum class MpiForm : uint8_t { Blocking, Nonblocking, Persistent };
+// Bound: the blocking call with every argument resolved once (bind_mpi_collective()).
+enum class MpiForm : uint8_t { Blocking, Nonblocking, Persistent, Bound };
 
 // The collective of `args` on `comm` in `form`; the request (MPI_REQUEST_NULL when
 // blocking). `counts` holds the count arrays of the v forms (filled here). Throws
@@ -60,6 +63,12 @@ enum class MpiForm : uint8_t { Blocking, Nonblocking, Persistent };
 // does not have.
 MPI_Request call_mpi_collective(MpiForm form, const CollArgs& args, MPI_Comm comm, int rank,
                                 MpiCountArrays& counts);
+// The blocking call of `args`, its datatype, operator, counts and buffers resolved now: a
+// timed loop calls it each iteration instead of run_mpi_collective(), which resolves them
+// on every call (about 100 instructions more per call than OMB's loop, measured with
+// scripts/omb_fidelity.sh --callgrind). It holds copies of the count arrays it needs.
+std::function<void()> bind_mpi_collective(const CollArgs& args, MPI_Comm comm, int rank,
+                                          MpiCountArrays& counts);
 inline MPI_Request post_mpi_collective(const CollArgs& args, MPI_Comm comm, int rank,
                                        MpiCountArrays& counts) {
   return call_mpi_collective(MpiForm::Nonblocking, args, comm, rank, counts);
@@ -69,6 +78,11 @@ inline void run_mpi_collective(const CollArgs& args, MPI_Comm comm, int rank,
   call_mpi_collective(MpiForm::Blocking, args, comm, rank, counts);
 }
 
-int as_mpi_count(size_t n);  // n, or UsageError when it exceeds MPI's int count
+[[noreturn]] void refuse_mpi_count(size_t n);  // UsageError: n exceeds MPI's int count
+// n as MPI's int count (inline: point-to-point benchmarks call it twice an iteration).
+inline int as_mpi_count(size_t n) {
+  if (n > static_cast<size_t>(INT32_MAX)) refuse_mpi_count(n);
+  return static_cast<int>(n);
+}
 
 }  // namespace cb

@@ -30,6 +30,8 @@ void pinned_free(void* ptr);
 void copy_async(void* dst, const void* src, size_t bytes, void* stream);
 void device_memset(void* ptr, int value, size_t bytes);
 void synchronize();
+// The current device's free and total memory (cudaMemGetInfo); false without a usable GPU.
+bool device_memory(size_t& free_bytes, size_t& total_bytes);
 
 // {"runtime": "13.0", "driver": "...", "devices": [...]} or {"unavailable": "why"}
 void describe(nlohmann::json& out);

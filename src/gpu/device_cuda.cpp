@@ -38,6 +38,10 @@ int device_count() {
   return cudaGetDeviceCount(&count) == cudaSuccess ? count : 0;
 }
 
+bool device_memory(size_t& free_bytes, size_t& total_bytes) {
+  return unavailable_reason().empty() && cudaMemGetInfo(&free_bytes, &total_bytes) == cudaSuccess;
+}
+
 int select_device(int local_rank) {
   const int n = device_count();
   if (n == 0) throw UsageError(unavailable_reason());

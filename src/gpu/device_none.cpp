@@ -23,6 +23,9 @@ std::string unavailable_reason() {
 int device_count() {
   return 0;
 }
+bool device_memory(size_t&, size_t&) {
+  return false;
+}
 int select_device(int) {
   refuse();
 }

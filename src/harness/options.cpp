@@ -182,6 +182,12 @@ CLI::Validator at_least(int min) {
                 ">= " + std::to_string(min));
 }
 
+// A whole number from 0 to `max` (nccl-tests' 0/1/2/3 switches).
+CLI::Validator zero_to(int max) {
+  return worded(CLI::Range(0, max), "must be a whole number from 0 to " + std::to_string(max),
+                "0 to " + std::to_string(max));
+}
+
 // One of `words` (CLI::IsMember): "must be auto, spin or yield".
 CLI::Validator one_of(const std::vector<std::string>& words) {
   std::string list;
@@ -283,6 +289,29 @@ std::string cuda_graph_refusal(const BenchDesc& desc, const Options& o) {
   return {};
 }
 
+// Why nccl-tests' options cannot apply as given (empty: they can).
+std::string nccl_tests_refusal(const Options& o) {
+  if (o.local_register > 0 && (o.backend != "nccl" || o.mem != Mem::Cuda))
+    return "-R/--local_register " + std::to_string(o.local_register) +
+           " registers device buffers with NCCL (ncclCommRegister, ncclCommWindowRegister): it "
+           "needs --backend nccl and -d cuda (MPI and the engine register host memory "
+           "themselves; -R 0 runs anywhere)";
+  if (o.cuda_graph > 0 && (o.agg_iters > 1 || o.blocking != 3))
+    return "-G/--cuda-graph/--cudagraph captures the timed iterations into one graph: "
+           "--agg_iters and --blocking shape the host loop, which -G replaces";
+  if (o.per_iter && o.cuda_graph > 0)
+    return "-I/--per_iter_timing 1 times each call, which -G/--cuda-graph/--cudagraph does not "
+           "observe (nccl-tests turns -I off with -G)";
+  if (o.per_iter && o.blocking != 3)
+    return "-I/--per_iter_timing 1 times each iteration, which --blocking " +
+           std::to_string(o.blocking) +
+           " does not (one clock read pair around the loop): "
+           "use --blocking 3, the default";
+  if (o.per_iter_skip > 0 && !o.per_iter)
+    return "-K/--per_iter_skip applies to -I/--per_iter_timing 1";
+  return {};
+}
+
 }  // namespace
 
 std::string_view to_string(WaitSetting w) {
@@ -347,6 +376,14 @@ void to_json(nlohmann::json& j, const Options& o) {
        {"progress_thread", o.progress_thread},
        {"counts", o.counts.str()},
        {"cuda_graph", o.cuda_graph},
+       {"average", o.average},
+       {"agg_iters", o.agg_iters},
+       {"blocking", o.blocking},
+       {"local_register", o.local_register},
+       {"report_timestamps", o.timestamps},
+       {"memory_report", o.memory_report},
+       {"per_iter_timing", o.per_iter},
+       {"per_iter_skip", o.per_iter_skip},
        {"trace", o.trace},
        {"model", o.model},
        {"fusion", o.fusion},
@@ -452,6 +489,12 @@ ParseOutcome parse_options(const BenchDesc& desc, int argc, const char* const* a
               worded(CLI::Range(0, kMaxGraphLaunches),
                      "must be a whole number from 0 (off) to " + std::to_string(kMaxGraphLaunches),
                      "0 to " + std::to_string(kMaxGraphLaunches)));
+  // nccl-tests' -R: buffer registration is the nccl backend's; offered to every family so
+  // that -R 0 (nccl-tests' default) runs anywhere and 1 or 2 elsewhere say why not.
+  app.add_option("-R,--local_register", o.local_register,
+                 "nccl-tests' buffer registration: 0 none, 1 ncclCommRegister, 2 symmetric "
+                 "(ncclCommWindowRegister); --backend nccl -d cuda")
+      ->check(zero_to(2));
   bool quiet = false, progress = false;
   app.add_flag("-q,--quiet", quiet, "no progress line on stderr")
       ->excludes(app.add_flag("--progress", progress,
@@ -530,6 +573,34 @@ ParseOutcome parse_options(const BenchDesc& desc, int argc, const char* const* a
                    "neighborhood collectives: cart:DIMS:RADIUS, a periodic DIMS-dimensional grid "
                    "(MPI_Dims_create), neighbors up to RADIUS steps away in every dimension, "
                    "or graph:FILE, lines SOURCE,DESTINATION (OMB's -N)");
+    app.add_option("--memory,--memory_report", o.memory_report,
+                   "nccl-tests' -M (-M is OMB's --mem-limit here): 1 reports the buffers' memory, "
+                   "the process's peak resident memory and, on a GPU, device memory in use")
+        ->check(zero_to(1));
+    if (desc.family == Family::Collective) {  // nccl-tests' timing options (README)
+      app.add_option("-S,--report_timestamps", o.timestamps,
+                     "nccl-tests' -S: 1 adds each row's wall-clock time (Timestamp column)")
+          ->check(zero_to(1));
+      app.add_option("-a,--average", o.average,
+                     "per-rank time the table, algbw and busbw use (nccl-tests): 0 rank 0's, 1 "
+                     "average (OMB's), 2 minimum, 3 maximum")
+          ->check(zero_to(3));
+      app.add_option("--agg_iters", o.agg_iters,
+                     "nccl-tests' -m (-m is OMB's sizes here): operations per timed iteration "
+                     "(NCCL: one group); the time per operation is divided by it")
+          ->check(at_least(1));
+      app.add_option("--blocking", o.blocking,
+                     "nccl-tests' -z (-z is OMB's tails here): 0 wait once after the loop, 1 wait "
+                     "and barrier after each operation, 2 wait after each, 3 (default, OMB's "
+                     "loop) wait after each iteration, untimed barrier")
+          ->check(zero_to(3));
+      app.add_option("-I,--per_iter_timing", o.per_iter,
+                     "nccl-tests' -I: 1 writes every iteration's time to the JSON")
+          ->check(zero_to(1));
+      app.add_option("-K,--per_iter_skip", o.per_iter_skip,
+                     "nccl-tests' -K: leading iterations left out of the per-iteration summary")
+          ->check(at_least(0));
+    }
     if (desc.family == Family::NonblockingCollective)
       app.add_option("-t,--num-test-calls", o.test_calls,
                      "test calls spread through the dummy compute")
@@ -647,6 +718,7 @@ ParseOutcome parse_options(const BenchDesc& desc, int argc, const char* const* a
   if (o.cuda_graph > 0)
     if (const std::string why = cuda_graph_refusal(desc, o); !why.empty())
       throw UsageError(std::string(kCudaGraph) + " " + why);
+  if (const std::string why = nccl_tests_refusal(o); !why.empty()) throw UsageError(why);
   if (desc.family == Family::Replay && o.trace.empty() == o.model.empty())
     throw UsageError("give exactly one of --trace FILE or --model NAME");
   return out;
@@ -659,7 +731,8 @@ void check_cuda_graph_device(const Options& o) {
 }
 
 BackendConfig backend_config(const Options& o) {
-  return {o.backend, o.mem, {o.side_mem[0], o.side_mem[1]}, o.staging, o.progress_thread};
+  return {o.backend,         o.mem,           {o.side_mem[0], o.side_mem[1]}, o.staging,
+          o.progress_thread, o.local_register};
 }
 
 }  // namespace cb

@@ -76,6 +76,19 @@ struct Options {
   CountsPattern counts;                // alltoallv: --counts uniform|zipf:S[,SEED]|random[:SEED]
   TopologySpec topology;               // neighborhood collectives: -N cart:D:R or graph:FILE
   int cuda_graph = 0;  // -G: CUDA graph launches per size (0: off); blocking, nccl, -d cuda
+  // nccl-tests' options under their names (blocking collectives; -R everywhere): the
+  // per-rank time the table and algbw use (-a: 0 rank 0's, 1 average, 2 min, 3 max),
+  // operations per timed iteration (--agg_iters), when to wait and synchronise (--blocking:
+  // 3 is OMB's loop, collbench's default), buffer registration (-R, nccl), a time stamp per
+  // row (-S), the buffers' memory (--memory), per-iteration times in the JSON (-I, -K).
+  int average = 1;
+  int agg_iters = 1;
+  int blocking = 3;
+  int local_register = 0;
+  bool timestamps = false;
+  bool memory_report = false;
+  bool per_iter = false;
+  int per_iter_skip = 0;
 
   // replay (cb_replay)
   std::string trace;             // --trace FILE (collbench JSON, PARAM basic JSON or CSV)

@@ -241,6 +241,52 @@ TEST(Options, NcclTestsAliasesGiveTheSameOptions) {
   EXPECT_EQ(o.warmup_for(1), 2);
 }
 
+// nccl-tests' -a, -m, -z, -R, -S, -M, -I and -K: under their names where OMB leaves the
+// letter free (-a, -R, -S, -I, -K), by their long names where it does not (-m, -z, -M).
+TEST(Options, NcclTestsTimingOptions) {
+  const Options d = parse(kColl, {});
+  EXPECT_EQ(d.average, 1);
+  EXPECT_EQ(d.agg_iters, 1);
+  EXPECT_EQ(d.blocking, 3);  // OMB's loop is nccl-tests' -z 3
+  EXPECT_FALSE(d.per_iter);
+  const Options o = parse(kColl, {"-a", "3", "--agg_iters", "4", "--blocking", "0", "-S", "1",
+                                  "--memory", "1", "-R", "0"});
+  EXPECT_EQ(o.average, 3);
+  EXPECT_EQ(o.agg_iters, 4);
+  EXPECT_EQ(o.blocking, 0);
+  EXPECT_TRUE(o.timestamps);
+  EXPECT_TRUE(o.memory_report);
+  const Options i = parse(kColl, {"-I", "1", "-K", "5"});
+  EXPECT_TRUE(i.per_iter);
+  EXPECT_EQ(i.per_iter_skip, 5);
+  const nlohmann::json j = i;
+  EXPECT_EQ(j["per_iter_timing"], true);
+  EXPECT_EQ(j["per_iter_skip"], 5);
+  EXPECT_EQ(j["blocking"], 3);
+  // -m, -z and -M keep OMB's meaning.
+  EXPECT_EQ(parse(kColl, {"-m", "8:16"}).sizes.max, 16u);
+  EXPECT_EQ(parse(kColl, {"-z"}).tail_percentiles.size(), 3u);
+}
+
+TEST(Options, NcclTestsOptionsRefuseWhatCannotApply) {
+  const auto says = [](const std::string& err, const char* needle) {
+    EXPECT_NE(err.find(needle), std::string::npos) << err;
+  };
+  says(error_of(kColl, {"-a", "4"}), "-a/--average must be a whole number from 0 to 3");
+  says(error_of(kColl, {"--blocking", "7"}), "--blocking must be a whole number from 0 to 3");
+  says(error_of(kColl, {"--agg_iters", "0"}), "--agg_iters must be a whole number, at least 1");
+  says(error_of(kColl, {"-R", "1"}), "needs --backend nccl and -d cuda");
+  says(error_of(kColl, {"-R", "2", "--backend", "engine"}), "needs --backend nccl");
+  says(error_of(kColl, {"-R", "3"}), "-R/--local_register must be a whole number from 0 to 2");
+  says(error_of(kPt2pt, {"-R", "1"}), "needs --backend nccl");
+  says(error_of(kColl, {"-I", "1", "--blocking", "0"}), "use --blocking 3");
+  says(error_of(kColl, {"-K", "2"}), "-K/--per_iter_skip applies to -I/--per_iter_timing 1");
+  // Timing options of the blocking loop are not offered where that loop does not run.
+  says(error_of(kNbc, {"-a", "2"}), "-a");
+  says(error_of(kPt2pt, {"--agg_iters", "2"}), "--agg_iters");
+  EXPECT_EQ(parse(kPt2pt, {"-R", "0"}).local_register, 0);  // nccl-tests' default runs anywhere
+}
+
 TEST(Options, SizeAliasesAreRefusedWithDashM) {
   const std::string b = error_of(kColl, {"-m", "4:64", "-b", "8"});
   EXPECT_NE(b.find("-b/--minbytes"), std::string::npos) << b;

@@ -344,6 +344,11 @@ def schemas_every_output(env):
                   "ireduce_scatter", "ireduce", "ialltoallv"):
         d.bench(2, bench, [*QUICK, "-c"])
     d.bench(2, "barrier", ["-i", "2", "-x", "1", "-c"])
+    # nccl-tests' options: -a, --agg_iters, --blocking, -S, --memory, -I/-K (per_iter).
+    d.bench(2, "allreduce", [*QUICK, "-c", "-a", "0", "-S", "1", "--memory", "1", "-I", "1",
+                             "-K", "1", "--agg_iters", "2"], name="allreduce.nccl_tests")
+    d.bench(2, "bcast", [*QUICK, "-a", "3", "--blocking", "1"], name="bcast.blocking")
+    d.bench(2, "ibcast", [*QUICK, "--memory", "1"], name="ibcast.memory")
     # OMB's other collectives: one of each shape (rooted blocks, v forms, persistent).
     for bench in ("gatherv", "iscatter", "allgatherv", "reduce_scatterv", "alltoallw",
                   "allreduce_persistent", "scatterv_persistent"):
