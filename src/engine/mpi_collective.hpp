@@ -68,4 +68,10 @@ inline void run_mpi_collective(const CollArgs& args, MPI_Comm comm, int rank,
 
 int as_mpi_count(size_t n);  // n, or UsageError when it exceeds MPI's int count
 
+// The distributed-graph communicator of `topology` over `parent` (collective over parent;
+// `rank` is this rank in it), on which the library's neighborhood collectives run: the
+// lists' order is MPI's neighbor order, and no reordering, so ranks stay the topology's.
+// Errors return (MPI_ERRORS_RETURN), as on parent. The caller frees it.
+MPI_Comm make_graph_comm(MPI_Comm parent, const Topology& topology, int rank);
+
 }  // namespace cb

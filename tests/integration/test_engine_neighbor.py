@@ -1,0 +1,105 @@
+"""The engine's neighborhood collectives (cb_[i]neighbor_allgather[v], cb_[i]neighbor_alltoall
+[v|w]): both algorithms (exchange, mpi) validate every element (-c) at 2, 3 and 4 ranks
+(yield above 2) on Cartesian grids of 1 and 2 dimensions at radius 1 and 2, blocking and
+non-blocking, with skewed and random counts for the v and w forms; over shared memory,
+over MPI point to point (CB_ENGINE_SHM=0), over both at once (two virtual nodes) and on
+private buffers; the default choice is exchange; MPI's missing in-place form is refused;
+a corrupted result is caught."""
+from cbtest import case, check, load_json
+
+COLLS = ["neighbor_allgather", "neighbor_allgatherv", "neighbor_alltoall",
+         "neighbor_alltoallv", "neighbor_alltoallw"]
+BENCHES = COLLS + ["i" + c for c in COLLS]
+ALGOS = {"exchange", "mpi"}
+# 1-D and 2-D, radius 1 and 2: on a short dimension +r and -r reach the same rank (listed
+# once), and at radius 2 a 1-D ring of 3 or 4 reaches every other rank.
+TOPOLOGIES = ["cart:1:1", "cart:1:2", "cart:2:1", "cart:2:2"]
+FAST = ["-i", "3", "-x", "1"]
+
+
+def counts_for(bench, i):
+    """--counts for the v and w forms (alternating skewed and random), none otherwise."""
+    if not bench.endswith(("v", "w")):
+        return []
+    return ["--counts", "zipf:1.5,3" if i % 2 == 0 else "random:5"]
+
+
+def algo_all(env, np, bench, args, out, algos=ALGOS, run_env=None):
+    """--algo all with -c; requires every algorithm measured at every size, all Pass."""
+    wait = ["--wait", "yield"] if np > 2 else []
+    env.ok(np, bench, ["--backend", "engine", "--algo", "all", "-c", *FAST, *wait, *args,
+                       "-J", out], timeout=240, env=run_env)
+    doc = load_json(out)
+    results = doc["results"]
+    seen = {r["algo"] for r in results}
+    check(seen == algos, f"{bench} {args}: algorithms measured {seen}, expected {algos}")
+    bad = [(r["bytes"], r["algo"]) for r in results if not r["validation"]["passed"]]
+    check(not bad, f"{bench} {args} at {np} ranks: not passed: {bad}")
+    return doc
+
+
+def every_form(env, np, sizes):
+    for i, topology in enumerate(TOPOLOGIES):
+        for bench in BENCHES:
+            args = ["-m", sizes, "-N", topology, *counts_for(bench, i)]
+            doc = algo_all(env, np, bench, args, env.path(f"{bench}.{np}.json"))
+            got = doc["results"][0]["topology"]["spec"]
+            check(got == topology, f"{bench}: ran on {got}, asked {topology}")
+
+
+@case
+def engine_neighbor_two_ranks(env):
+    """Both neighbors of a 1-D ring of 2 are the same rank: one edge each way."""
+    every_form(env, 2, "4:256K")
+
+
+@case
+def engine_neighbor_three_ranks(env):
+    every_form(env, 3, "4:16K")
+
+
+@case
+def engine_neighbor_four_ranks(env):
+    every_form(env, 4, "4:16K")
+
+
+@case
+def engine_neighbor_transports(env):
+    """Every edge over MPI point to point (CB_ENGINE_SHM=0); two virtual nodes of two ranks
+    (CB_RANKS_PER_NODE=2: shared memory to one neighbor, MPI to the others); private
+    buffers (--alloc plain: the shared-memory transport copies through its rings or reads
+    the sender's memory by cross-memory attach) up to sizes past its 8 KiB eager limit."""
+    for name, np, topology, extra, run_env in [
+            ("noshm", 3, "cart:1:1", [], {"CB_ENGINE_SHM": "0"}),
+            ("nodes", 4, "cart:2:1", [], {"CB_RANKS_PER_NODE": "2"}),
+            ("plain", 2, "cart:1:1", ["--alloc", "plain"], None)]:
+        for i, bench in enumerate(["neighbor_alltoallv", "ineighbor_allgather",
+                                   "neighbor_alltoallw", "ineighbor_allgatherv"]):
+            args = ["-m", "4:1M", "-N", topology, *extra, *counts_for(bench, i)]
+            algo_all(env, np, bench, args, env.path(f"{bench}.{name}.json"), run_env=run_env)
+
+
+@case
+def engine_neighbor_default_and_refusals(env):
+    """Without --algo the tuning table picks exchange, shared memory on or off; -l is
+    refused as on MPI (MPI defines no in-place neighborhood collective)."""
+    for bench in ("neighbor_allgather", "ineighbor_alltoallv"):
+        for shm in ("1", "0"):
+            out = env.path(f"{bench}.default.{shm}.json")
+            env.ok(2, bench, ["--backend", "engine", "-c", *FAST, "-m", "4:64K", "-J", out],
+                   env={"CB_ENGINE_SHM": shm})
+            chosen = {r["algo"] for r in load_json(out)["results"]}
+            check(chosen == {"exchange"}, f"{bench} CB_ENGINE_SHM={shm}: chose {chosen}")
+    r = env.run(2, "neighbor_alltoall", ["--backend", "engine", "-m", "4:64", "-l"])
+    check(r.rc == 2 and "no in-place form" in r.err, f"-l on the engine: expected exit 2: {r}")
+
+
+@case
+def engine_neighbor_validation_catches_corruption(env):
+    """-c is not a formality on the engine either: a flipped byte fails each algorithm."""
+    for bench in ("neighbor_allgatherv", "ineighbor_alltoall", "neighbor_alltoallw"):
+        for algo in sorted(ALGOS):
+            r = env.run(2, bench, ["--backend", "engine", "--algo", algo, "-m", "64:64", "-c",
+                                   *FAST], env={"CB_TEST_FAULT": "corrupt"})
+            check(r.rc == 1 and "DATA VALIDATION ERROR" in r.err,
+                  f"{bench} {algo}: corruption not reported: {r}")
