@@ -5,7 +5,7 @@ non-blocking, with skewed and random counts for the v and w forms; over shared m
 over MPI point to point (CB_ENGINE_SHM=0), over both at once (two virtual nodes) and on
 private buffers; the default choice is exchange; MPI's missing in-place form is refused;
 a corrupted result is caught."""
-from cbtest import case, check, load_json
+from cbtest import case, check, check_corruption_caught, engine_algo_all, load_json
 
 COLLS = ["neighbor_allgather", "neighbor_allgatherv", "neighbor_alltoall",
          "neighbor_alltoallv", "neighbor_alltoallw"]
@@ -24,25 +24,11 @@ def counts_for(bench, i):
     return ["--counts", "zipf:1.5,3" if i % 2 == 0 else "random:5"]
 
 
-def algo_all(env, np, bench, args, out, algos=ALGOS, run_env=None):
-    """--algo all with -c; requires every algorithm measured at every size, all Pass."""
-    wait = ["--wait", "yield"] if np > 2 else []
-    env.ok(np, bench, ["--backend", "engine", "--algo", "all", "-c", *FAST, *wait, *args,
-                       "-J", out], timeout=240, env=run_env)
-    doc = load_json(out)
-    results = doc["results"]
-    seen = {r["algo"] for r in results}
-    check(seen == algos, f"{bench} {args}: algorithms measured {seen}, expected {algos}")
-    bad = [(r["bytes"], r["algo"]) for r in results if not r["validation"]["passed"]]
-    check(not bad, f"{bench} {args} at {np} ranks: not passed: {bad}")
-    return doc
-
-
-def every_form(env, np, sizes):
-    for i, topology in enumerate(TOPOLOGIES):
+def every_form(env, np, sizes, topologies=TOPOLOGIES):
+    for i, topology in enumerate(topologies):
         for bench in BENCHES:
             args = ["-m", sizes, "-N", topology, *counts_for(bench, i)]
-            doc = algo_all(env, np, bench, args, env.path(f"{bench}.{np}.json"))
+            doc = engine_algo_all(env, np, bench, args, env.path(f"{bench}.{np}.json"), ALGOS)
             got = doc["results"][0]["topology"]["spec"]
             check(got == topology, f"{bench}: ran on {got}, asked {topology}")
 
@@ -50,7 +36,7 @@ def every_form(env, np, sizes):
 @case
 def engine_neighbor_two_ranks(env):
     """Both neighbors of a 1-D ring of 2 are the same rank: one edge each way."""
-    every_form(env, 2, "4:256K")
+    every_form(env, 2, "4:64K")
 
 
 @case
@@ -59,8 +45,15 @@ def engine_neighbor_three_ranks(env):
 
 
 @case
-def engine_neighbor_four_ranks(env):
-    every_form(env, 4, "4:16K")
+def engine_neighbor_four_ranks_1d(env):
+    """A ring of 4: two neighbors at radius 1, all three others at radius 2."""
+    every_form(env, 4, "4:16K", TOPOLOGIES[:2])
+
+
+@case
+def engine_neighbor_four_ranks_2d(env):
+    """A 2x2 grid: each dimension's +1 and -1 are one rank, two neighbors at any radius."""
+    every_form(env, 4, "4:16K", TOPOLOGIES[2:])
 
 
 @case
@@ -76,7 +69,8 @@ def engine_neighbor_transports(env):
         for i, bench in enumerate(["neighbor_alltoallv", "ineighbor_allgather",
                                    "neighbor_alltoallw", "ineighbor_allgatherv"]):
             args = ["-m", "4:1M", "-N", topology, *extra, *counts_for(bench, i)]
-            algo_all(env, np, bench, args, env.path(f"{bench}.{name}.json"), run_env=run_env)
+            engine_algo_all(env, np, bench, args, env.path(f"{bench}.{name}.json"), ALGOS,
+                            run_env=run_env)
 
 
 @case
@@ -99,7 +93,4 @@ def engine_neighbor_validation_catches_corruption(env):
     """-c is not a formality on the engine either: a flipped byte fails each algorithm."""
     for bench in ("neighbor_allgatherv", "ineighbor_alltoall", "neighbor_alltoallw"):
         for algo in sorted(ALGOS):
-            r = env.run(2, bench, ["--backend", "engine", "--algo", algo, "-m", "64:64", "-c",
-                                   *FAST], env={"CB_TEST_FAULT": "corrupt"})
-            check(r.rc == 1 and "DATA VALIDATION ERROR" in r.err,
-                  f"{bench} {algo}: corruption not reported: {r}")
+            check_corruption_caught(env, bench, ["--backend", "engine", "--algo", algo])
