@@ -121,9 +121,16 @@ class Checker {
   void persistent(const Case& c) {
     Prepared p = prepare(c);
     p.args.persistent = true;
-    if (!be_.unsupported(p.args).empty()) {
+    if (const std::string why = be_.unsupported(p.args); !why.empty()) {
       release(p);
-      return;  // no persistent form (mpi): its refusal is the backend's tests' business
+      // Refused only where the algorithm's schedule cannot run twice (mpi).
+      const engine::Algorithm* algo = engine::find_algorithm(c.spec->coll, c.algo);
+      if (algo && !algo->rerunnable) return;
+      ++checked_;
+      ++failed_;
+      std::fprintf(stderr, "rank %d: %s: no persistent form: %s\n", ctl_.rank(),
+                   describe(c).c_str(), why.c_str());
+      return;
     }
     std::unique_ptr<PersistentColl> op = be_.init(p.args);
     for (int start = 0; start < 2; ++start) {

@@ -14,9 +14,10 @@
 // so where a peer appears on several edges (a graph topology's repeated edges) the k-th
 // block sent to it lands in its k-th block from this rank, as the MPI library matches
 // them. An edge from a rank to itself is a local copy, paired the same way.
-#include <algorithm>
+#include <vector>
 
 #include "core/coll_spec.hpp"
+#include "core/errors.hpp"
 #include "core/topology.hpp"
 #include "engine/algos/algos.hpp"
 #include "engine/algos/common.hpp"
@@ -35,15 +36,6 @@ std::string cannot_run(const CollArgs& a, const Group& g) {
   if (a.topology->nranks() != g.size())
     return "exchange: the topology has " + std::to_string(a.topology->nranks()) +
            " ranks, the communicator " + std::to_string(g.size());
-  // Self-edges pair up as copies: MPI matches them only when their numbers agree.
-  const int me = g.rank();
-  const auto self = [&](const std::vector<int>& peers) {
-    return std::count(peers.begin(), peers.end(), me);
-  };
-  const auto out = self(a.topology->destinations(me)), in = self(a.topology->sources(me));
-  if (out != in)
-    return "exchange: rank " + std::to_string(me) + " lists itself " + std::to_string(out) +
-           " times among its destinations but " + std::to_string(in) + " among its sources";
   return {};
 }
 
@@ -66,15 +58,23 @@ void build(Schedule& s, const CollArgs& a, const Group& g) {
     at += one_block ? 0 : bytes;
   }
   at = 0;
-  size_t self = 0;
+  size_t self = 0;  // self-edges among the sources so far
   for (int from : t.sources(me)) {
     const size_t bytes = neighbor_edge_elements(a, from, me) * w;
-    if (from == me)
-      s.copy(out + at, to_self[self++], bytes);
-    else
+    if (from != me)
       s.recv(out + at, bytes, from);
+    else if (self++ < to_self.size())
+      s.copy(out + at, to_self[self - 1], bytes);
     at += bytes;
   }
+  // A valid topology lists every edge at both ends alike (core/topology.hpp), self-edges
+  // included; checked here rather than in cannot_run(), whose verdict must not differ
+  // between ranks.
+  if (self != to_self.size())
+    throw RuntimeError("neighborhood collective: rank " + std::to_string(me) +
+                       " is among its own destinations " + std::to_string(to_self.size()) +
+                       " times but not as often among its sources: the topology is not one "
+                       "MPI accepts");
   s.end_round();
 }
 
