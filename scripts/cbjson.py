@@ -238,17 +238,27 @@ class Series:
 
 
 def series_of(path, doc):
-    """An `--algo all` document gives one Series per algorithm (records' 'algo'); any other
-    is one Series, whatever algorithm the backend selected at each size: one curve, as a
-    user of the backend sees it."""
+    """An `--algo all` document gives one Series per algorithm (records' 'algo'), a `-T`
+    list or `-T all` one per type (records' 'dtype'); any other is one Series, whatever
+    algorithm the backend selected at each size: one curve, as a user of the backend sees
+    it."""
     opts = doc.get("options") if isinstance(doc.get("options"), dict) else {}
-    if opts.get("algo") != "all":
+    by_algo = opts.get("algo") == "all"
+    by_type = isinstance(opts.get("dtypes"), list) and len(opts["dtypes"]) > 1
+    if not by_algo and not by_type:
         return [Series(path, doc, "", doc["results"])]
     groups = {}
     for rec in doc["results"]:
-        algo = rec.get("algo") if isinstance(rec.get("algo"), str) else ""
-        groups.setdefault(algo, []).append(rec)
-    return [Series(path, doc, algo, recs) for algo, recs in groups.items()]
+        algo = rec.get("algo") if by_algo and isinstance(rec.get("algo"), str) else ""
+        dtype = rec.get("dtype") if by_type else None
+        groups.setdefault((algo, dtype), []).append(rec)
+    out = []
+    for (algo, dtype), recs in groups.items():
+        s = Series(path, doc, algo, recs)
+        if dtype:
+            s.suffix = f" [{dtype}]"
+        out.append(s)
+    return out
 
 
 def all_series(loaded):

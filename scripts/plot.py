@@ -228,7 +228,7 @@ def facets(s, algo=True):
         "alloc": opt.get("alloc") or "backend",
         "buffers": "→".join(dict.fromkeys(buffers)) if isinstance(buffers, list) and buffers
         else None,
-        "dtype": opt.get("dtype") if _has(s, "dtype") else None,
+        "dtype": (s.records[0].get("dtype") or opt.get("dtype")) if _has(s, "dtype") else None,
         "op": opt.get("op") if _has(s, "op") else None,
         "in_place": bool(opt.get("in_place")) if _has(s, "in_place") else None,
         "root": opt.get("root") if s.benchmark in ROOTED else None,

@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "core/errors.hpp"
+#include "core/layout.hpp"
 #include "core/mpi_check.hpp"
 #include "core/verify.hpp"
 #include "gpu/device.hpp"
@@ -30,14 +31,23 @@ void CollectiveRunnerBase::prepare() {
     throw UsageError("-k/--root: root " + std::to_string(o.root.fixed) + " is out of range for " +
                      std::to_string(n) + " ranks");
   if (!spec_.sized) return prepare_sizeless();
-  if (spec_.neighbor_elements) {  // the grid MPI would choose; the backend's graph of it
-    std::vector<int> extents(static_cast<size_t>(o.topology.dims), 0);
-    CB_MPI(MPI_Dims_create(n, o.topology.dims, extents.data()));
-    topology_ = std::make_unique<Topology>(o.topology, extents);
+  if (spec_.neighbor_elements) {  // -N's topology; the backend makes its graph of it
+    if (o.topology.kind == TopologySpec::Kind::Graph) {
+      // Every rank reads the file (as OMB's ranks do); agreed(): a rank that cannot must
+      // not leave the others in use_topology()'s collective call.
+      agreed(rc_.ctl, [&] {
+        topology_ = std::make_unique<Topology>(
+            Topology::graph(o.topology, n, read_graph_edges(o.topology.file)));
+      });
+    } else {  // the grid MPI would choose
+      std::vector<int> extents(static_cast<size_t>(o.topology.dims), 0);
+      CB_MPI(MPI_Dims_create(n, o.topology.dims, extents.data()));
+      topology_ = std::make_unique<Topology>(Topology::cartesian(o.topology, extents));
+    }
     rc_.be.use_topology(*topology_);
   }
 
-  std::vector<size_t> odd, too_big, sizes;
+  std::vector<size_t> odd, too_big, short_of_layout, sizes;
   for (size_t bytes : size_sweep(o.sizes)) {
     const size_t count = bytes / width;
     if (spec_.varying_counts && count && bytes % width == 0)
@@ -47,6 +57,8 @@ void CollectiveRunnerBase::prepare() {
       odd.push_back(bytes);
     else if (need > o.mem_limit)
       too_big.push_back(bytes);
+    else if (o.layout.on() && count < layout_min_count(o.layout))
+      short_of_layout.push_back(bytes);
     else
       sizes.push_back(bytes);
   }
@@ -59,6 +71,10 @@ void CollectiveRunnerBase::prepare() {
     notes_.push_back("# skipped sizes that are not a positive multiple of the " +
                      std::string(to_string(o.dtype)) + " size (" + std::to_string(width) +
                      " B): " + list(odd));
+  if (!short_of_layout.empty())
+    notes_.push_back("# skipped sizes whose blocks are shorter than -D " + o.layout.str() +
+                     " reaches (" + std::to_string(layout_min_count(o.layout)) +
+                     " elements): " + list(short_of_layout));
   if (!too_big.empty())
     notes_.push_back("# skipped sizes whose buffers exceed -M " + format_bytes(o.mem_limit) +
                      " per process: " + list(too_big));
@@ -177,15 +193,17 @@ std::vector<std::string> CollectiveRunnerBase::header_lines() const {
                     "; the busiest rank gets " + imbalance + "x the average)");
   }
   if (topology_) {
-    std::string grid;
-    for (int e : topology_->extents()) grid += (grid.empty() ? "" : "x") + std::to_string(e);
     char degree[32];
     std::snprintf(degree, sizeof degree, "%.2f", topology_->mean_degree());
-    lines.push_back("# Topology: " + topology_->spec().str() + " (periodic grid " + grid +
+    lines.push_back("# Topology: " + topology_->spec().str() + " (" + topology_->describe() +
                     ", neighbors per rank: mean " + degree + ", max " +
                     std::to_string(topology_->max_degree()) +
                     "; message size = bytes per neighbor block)");
   }
+  if (o.layout.on())
+    lines.push_back("# Derived datatype: " + o.layout.str() +
+                    " (one element per block, resized to the block; Transmit Size: the bytes "
+                    "of a block it moves)");
   if (o.validate && spec_.sized) lines.push_back(validation_line());
   lines.insert(lines.end(), notes_.begin(), notes_.end());
   return lines;
@@ -222,6 +240,7 @@ CollArgs CollectiveRunnerBase::args_for(const Point& point, int iteration) const
   a.algo = point.algo;
   if (const auto it = counts_.find(count); it != counts_.end()) a.counts = it->second.get();
   a.topology = topology_.get();
+  if (o.layout.on()) a.layout = &o.layout;
   a.recv = recv_.ptr ? recv_.slice(0, elements(count, false) * width) : recv_;
   a.send = send_.ptr ? send_.slice(0, elements(count, true) * width) : Buf{};
   if (a.in_place) a.send = a.recv;
@@ -298,13 +317,24 @@ void CollectiveRunnerBase::validate(const Point& point, bool nonblocking, SizeOu
     std::vector<std::byte> send(elements(a.count, true) * width);
     std::vector<std::byte> recv(elements(a.count, false) * width);
     spec_.fill(a, rank, n, send.data(), recv.data());
-    if (!a.in_place && !send.empty()) write_buffer(a.send, send);
-    write_buffer(a.recv, recv);
-    rc_.ctl.barrier();
-    run_once(a, nonblocking);
-    if (injected_fault() == Fault::Corrupt) corrupt_first_byte(a.recv);
-    const std::vector<std::byte> result = read_buffer(a.recv);
+    // -D: the plain collective's result (checked as always) is the reference for the
+    // derived type's run below.
+    CollArgs plain = a;
+    plain.layout = nullptr;
+    plain.persistent = false;
+    const auto run_from_fill = [&](const CollArgs& args) {
+      if (!args.in_place && !send.empty()) write_buffer(args.send, send);
+      write_buffer(args.recv, recv);
+      rc_.ctl.barrier();
+      run_once(args, nonblocking);
+      if (injected_fault() == Fault::Corrupt) corrupt_first_byte(args.recv);
+      return read_buffer(args.recv);
+    };
+    const std::vector<std::byte> result = run_from_fill(a.layout ? plain : a);
     wrong += static_cast<long long>(spec_.check(a, rank, n, result.data()));
+    if (a.layout)
+      wrong += static_cast<long long>(
+          layout_mismatches(*a.layout, a.count, width, result, recv, run_from_fill(a)));
     if (spec_.same_on_all_ranks) compare(result);
   }
   out.wrong = rc_.ctl.sum(wrong);
@@ -366,14 +396,21 @@ nlohmann::json CollectiveRunnerBase::base_record(const Point& point, int iterati
                      {"mean_degree", topology_->mean_degree()},
                      {"max_degree", topology_->max_degree()}};
   }
+  if (a.layout)
+    r["ddt"] = {{"spec", a.layout->str()},
+                {"transmit_bytes", layout_moved(*a.layout, a.count) * dtype_size(a.dtype)}};
   if (spec_.rooted)
     r["root"] = o.root.rotate ? nlohmann::json("rotate") : nlohmann::json(o.root.fixed);
   return r;
 }
 
 double CollectiveRunnerBase::algbw_elements(const CollArgs& a) const {
-  if (topology_) return static_cast<double>(a.count) * topology_->mean_degree();
-  return static_cast<double>(spec_.algbw_elements(a.count, rc_.ctl.size()));
+  // -D: only the elements its type picks move
+  const double moved = a.layout && a.count ? static_cast<double>(layout_moved(*a.layout, a.count)) /
+                                                 static_cast<double>(a.count)
+                                           : 1.0;
+  if (topology_) return moved * static_cast<double>(a.count) * topology_->mean_degree();
+  return moved * static_cast<double>(spec_.algbw_elements(a.count, rc_.ctl.size()));
 }
 
 std::string CollectiveRunnerBase::reduction_note() const {

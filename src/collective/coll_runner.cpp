@@ -11,6 +11,7 @@
 
 #include "collective/coll_base.hpp"
 #include "collective/runners.hpp"
+#include "core/layout.hpp"
 #include "gpu/graph.hpp"
 #include "gpu/stream.hpp"
 #include "harness/fault.hpp"
@@ -103,6 +104,9 @@ class CollectiveRunner final : public CollectiveRunnerBase {
     if (spec_.sized) out.cells.push_back({"Bus BW(GB/s)", busbw});
     for (const auto& [p, v] : slowest.tails)
       out.cells.push_back({"P" + percentile_key(p).substr(1) + " Tail Lat(us)", v});
+    if (a.layout)  // OMB's column under -D
+      out.cells.push_back(
+          {"Transmit Size", double(layout_moved(*a.layout, a.count) * dtype_size(a.dtype)), 0});
     add_algorithm_cell(a, out.cells);
     return out;
   }

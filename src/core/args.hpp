@@ -12,6 +12,7 @@ namespace cb {
 
 class CountMatrix;  // core/vcounts.hpp
 class Topology;     // core/topology.hpp
+struct LayoutSpec;  // core/layout.hpp
 
 // A buffer the benchmark owns: where it lives decides how it is filled, checked and moved.
 struct Buf {
@@ -53,6 +54,9 @@ struct CollArgs {
   // Neighborhood collectives: the virtual topology (-N); owned by the caller, identical on
   // every rank.
   const Topology* topology = nullptr;
+  // -D: each block of `count` elements travels as one element of this derived datatype
+  // (the MPI backend only); owned by the caller. Null: the plain type.
+  const LayoutSpec* layout = nullptr;
 };
 
 // A non-blocking operation in flight.

@@ -2,8 +2,12 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <map>
+#include <mutex>
+#include <tuple>
 
 #include "core/coll_spec.hpp"
+#include "core/layout.hpp"
 #include "core/mpi_check.hpp"
 #include "core/mpi_compat.hpp"
 #include "core/topology.hpp"
@@ -23,6 +27,65 @@ struct MpiCall {
   MPI_Datatype type;
   MPI_Op op;
 };
+
+// -D's derived types, made once per (layout, count, base type) and kept while a persistent
+// or pending operation may still use them: freed when MPI_Finalize deletes MPI_COMM_SELF's
+// attributes, which it does first (MPI 4.0, 11.2.4), so the library has none left over.
+struct LayoutTypes {
+  std::mutex lock;
+  std::map<std::tuple<const LayoutSpec*, size_t, MPI_Datatype>, MPI_Datatype> made;
+  bool hooked = false;
+};
+LayoutTypes& layout_types() {
+  static LayoutTypes types;
+  return types;
+}
+int free_layout_types(MPI_Comm, int, void*, void*) {
+  LayoutTypes& t = layout_types();
+  const std::lock_guard<std::mutex> hold(t.lock);
+  for (auto& [key, type] : t.made) MPI_Type_free(&type);
+  t.made.clear();
+  return MPI_SUCCESS;
+}
+
+// -D: one element of the layout's derived type per block (core/layout.hpp), built with
+// the constructor the layout names (MPI libraries treat vectors and indexed types
+// differently, which is what -D measures) and resized to the block's extent.
+MPI_Datatype layout_type(const LayoutSpec& l, size_t count, MPI_Datatype base) {
+  LayoutTypes& types = layout_types();
+  const std::lock_guard<std::mutex> hold(types.lock);
+  auto& made = types.made;
+  const auto key = std::make_tuple(&l, count, base);
+  if (const auto it = made.find(key); it != made.end()) return it->second;
+  if (!types.hooked) {
+    int keyval = MPI_KEYVAL_INVALID;
+    CB_MPI(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, free_layout_types, &keyval, nullptr));
+    CB_MPI(MPI_Comm_set_attr(MPI_COMM_SELF, keyval, nullptr));
+    types.hooked = true;
+  }
+  MPI_Datatype t = MPI_DATATYPE_NULL, resized = MPI_DATATYPE_NULL;
+  if (l.kind == LayoutSpec::Kind::Contiguous) {
+    CB_MPI(MPI_Type_contiguous(as_mpi_count(count), base, &t));
+  } else if (l.kind == LayoutSpec::Kind::Vector) {
+    CB_MPI(MPI_Type_vector(as_mpi_count(count / l.stride), as_mpi_count(l.block),
+                           as_mpi_count(l.stride), base, &t));
+  } else {
+    std::vector<int> lengths, displs;
+    for (const auto& [at, length] : layout_runs(l, count)) {
+      displs.push_back(as_mpi_count(at));
+      lengths.push_back(as_mpi_count(length));
+    }
+    CB_MPI(MPI_Type_indexed(static_cast<int>(lengths.size()), lengths.data(), displs.data(), base,
+                            &t));
+  }
+  MPI_Aint lb = 0, extent = 0;
+  CB_MPI(MPI_Type_get_extent(base, &lb, &extent));
+  CB_MPI(MPI_Type_create_resized(t, 0, extent * static_cast<MPI_Aint>(count), &resized));
+  CB_MPI(MPI_Type_free(&t));
+  CB_MPI(MPI_Type_commit(&resized));
+  made[key] = resized;
+  return resized;
+}
 
 MpiCall mpi_call(const CollArgs& a, int rank) {
   const MpiReduction r = mpi_datatype_and_op(a.dtype, a.op);
@@ -59,6 +122,7 @@ MpiCall mpi_call(const CollArgs& a, int rank) {
     default:
       break;
   }
+  if (a.layout) return {in, out, 1, layout_type(*a.layout, a.count, r.type), r.op};
   return {in, out, as_mpi_count(a.count), r.type, r.op};
 }
 
@@ -67,6 +131,21 @@ MpiCall mpi_call(const CollArgs& a, int rank) {
 }
 
 }  // namespace
+
+bool MpiCountArrays::holds(const CollArgs& a, int r) const {
+  return topology == a.topology && matrix == a.counts && coll == a.coll && rank == r &&
+         dtype == a.dtype;
+}
+
+MpiCountArrays MpiCountArrays::for_args(const CollArgs& a, int r) {
+  MpiCountArrays v;
+  v.topology = a.topology;
+  v.matrix = a.counts;
+  v.coll = a.coll;
+  v.rank = r;
+  v.dtype = a.dtype;
+  return v;
+}
 
 int as_mpi_count(size_t n) {
   if (n > static_cast<size_t>(INT32_MAX))
@@ -78,12 +157,8 @@ void fill_count_arrays(const CollArgs& a, int rank, MpiCountArrays& v) {
   if (a.topology) return fill_neighbor_arrays(a, rank, v);
   const CountMatrix& m = *a.counts;
   const auto n = static_cast<size_t>(m.nranks());
-  if (v.matrix == &m && v.coll == a.coll && v.rank == rank && v.dtype == a.dtype) return;
-  v = MpiCountArrays{};
-  v.matrix = &m;
-  v.coll = a.coll;
-  v.rank = rank;
-  v.dtype = a.dtype;
+  if (v.holds(a, rank)) return;
+  v = MpiCountArrays::for_args(a, rank);
   for (size_t p = 0; p < n; ++p) {
     const int peer = static_cast<int>(p);
     if (a.coll == Coll::Alltoallv || a.coll == Coll::Alltoallw) {
@@ -112,15 +187,8 @@ void fill_count_arrays(const CollArgs& a, int rank, MpiCountArrays& v) {
 }
 
 void fill_neighbor_arrays(const CollArgs& a, int rank, MpiCountArrays& v) {
-  if (v.topology == a.topology && v.matrix == a.counts && v.coll == a.coll && v.rank == rank &&
-      v.dtype == a.dtype)
-    return;
-  v = MpiCountArrays{};
-  v.topology = a.topology;
-  v.matrix = a.counts;
-  v.coll = a.coll;
-  v.rank = rank;
-  v.dtype = a.dtype;
+  if (v.holds(a, rank)) return;
+  v = MpiCountArrays::for_args(a, rank);
   const auto count = [&](int from, int to) { return neighbor_edge_elements(a, from, to); };
   // Blocks packed in neighbor order: what goes to each destination, what comes from each
   // source (elements; alltoallw: bytes).

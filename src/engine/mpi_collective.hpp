@@ -30,6 +30,9 @@ struct MpiCountArrays {
   Coll coll = Coll::None;
   int rank = -1;
   Dtype dtype = Dtype::Char;
+
+  bool holds(const CollArgs& args, int rank) const;                // filled for these already
+  static MpiCountArrays for_args(const CollArgs& args, int rank);  // empty, marked for them
 };
 // Fills `v` for `rank` from args.counts (left as it is when it already holds them):
 // alltoallv/w a row and a column of the matrix, the v forms of one block per rank its

@@ -3,6 +3,7 @@
 
 #include <mpi.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -223,7 +224,13 @@ int bench_main(const BenchDesc& desc, int argc, char** argv) {
       if (opt.mem == Mem::Cuda) gpu::select_device(ctl.local_rank());
       be = make_backend(backend_config(opt), ctl);
     });
-    const RunContext rc{desc, opt, ctl, *be};
+    // -T with several types: one runner, and one sweep, per type (OMB's -T all).
+    std::vector<Options> per_type;
+    for (Dtype d : opt.dtypes) {
+      per_type.push_back(opt);
+      per_type.back().dtype = d;
+    }
+    const RunContext rc{desc, per_type.front(), ctl, *be};
     std::unique_ptr<Runner> runner = desc.make_runner(rc);
     agreed(ctl, [&] { runner->prepare(); });
 
@@ -245,7 +252,8 @@ int bench_main(const BenchDesc& desc, int argc, char** argv) {
     table.line("# collbench " + about.title + " " + std::string(desc.title) + " v" + CB_VERSION);
     table.line(backend_line(*be, about));
     table.line(ranks_line(ctl));
-    for (const auto& line : runner->header_lines()) table.line(line);
+    const std::vector<std::string> first_lines = runner->header_lines();
+    for (const auto& line : first_lines) table.line(line);
     if (opt.repeat > 1) table.line(repeat_line(opt));
 
     Watchdog dog(opt.time_limit_s, [&](const std::string& what) {
@@ -266,8 +274,21 @@ int bench_main(const BenchDesc& desc, int argc, char** argv) {
       MPI_Abort(MPI_COMM_WORLD, kExitTimeLimit);
     });
     status = sweep(rc, *runner, table, *report, dog);
-    report->finish(status == kExitOk ? "complete" : "validation_failed");
     runner.reset();
+    for (size_t k = 1; k < per_type.size(); ++k) {
+      const RunContext next{desc, per_type[k], ctl, *be};
+      runner = desc.make_runner(next);
+      agreed(ctl, [&] { runner->prepare(); });
+      // The header lines that differ from the first type's (its datatype, its notes).
+      table.line("");
+      for (const auto& line : runner->header_lines())
+        if (std::find(first_lines.begin(), first_lines.end(), line) == first_lines.end())
+          table.line(line);
+      table.new_section();
+      status = std::max(status, sweep(next, *runner, table, *report, dog));
+      runner.reset();
+    }
+    report->finish(status == kExitOk ? "complete" : "validation_failed");
   } catch (const ExitRequest& e) {
     status = e.status;
   } catch (const std::exception& e) {

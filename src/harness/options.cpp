@@ -2,10 +2,12 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdlib>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 
 #include "config.hpp"
@@ -16,6 +18,50 @@
 
 namespace cb {
 namespace {
+
+// -T: "float", "float,int32" or OMB's "all" (MPI_CHAR, MPI_INT and MPI_FLOAT, its order).
+std::vector<Dtype> parse_dtype_list(const std::string& text) {
+  std::string l = text;
+  for (char& c : l) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (l == "all") return {Dtype::Char, Dtype::Int32, Dtype::Float};
+  std::vector<Dtype> out;
+  std::stringstream ss(text);
+  for (std::string item; std::getline(ss, item, ',');) {
+    const std::optional<Dtype> d = parse_dtype(item);
+    if (!d)
+      throw UsageError("-T/--dtype: '" + item + "' must be one of " + dtype_choices() +
+                       " (or a comma-separated list of them, or all)");
+    if (std::find(out.begin(), out.end(), *d) != out.end())
+      throw UsageError("-T/--dtype: " + item + " is listed twice");
+    out.push_back(*d);
+  }
+  if (out.empty()) throw UsageError("-T/--dtype: no type given");
+  return out;
+}
+
+std::vector<std::string> dtype_names(const std::vector<Dtype>& types) {
+  std::vector<std::string> names;
+  for (Dtype d : types) names.emplace_back(to_string(d));
+  return names;
+}
+
+// -D: where a derived type means what OMB's does. A block of a reduction, of a v or w form
+// (counts per peer) or of no data has no single layout, and only MPI takes MPI datatypes.
+void check_layout_allowed(const BenchDesc& desc, const Options& o) {
+  const CollSpec* c = desc.coll;
+  const bool fits = c && c->sized && !c->reduces && !c->varying_counts &&
+                    c->coll != Coll::Alltoallw && c->coll != Coll::NeighborAlltoallw;
+  if (!fits)
+    throw UsageError("-D/--ddt: " + std::string(desc.name) +
+                     " takes no derived datatype (-D is for bcast, gather, scatter, allgather, "
+                     "alltoall and neighbor_allgather/alltoall, and their non-blocking and "
+                     "persistent forms)");
+  if (o.backend != "mpi")
+    throw UsageError("-D/--ddt: only the mpi backend sends MPI derived datatypes (got --backend " +
+                     o.backend + ")");
+  if (o.mem != Mem::Host) throw UsageError("-D/--ddt: host buffers only (leave out -d)");
+  if (o.dtypes.size() > 1) throw UsageError("-D/--ddt: give one -T type, not a list");
+}
 
 std::vector<double> parse_percentiles(const std::string& text) {
   std::vector<double> out;
@@ -266,6 +312,8 @@ void to_json(nlohmann::json& j, const Options& o) {
        {"alloc", o.plain_alloc ? "plain" : "backend"},
        {"staging", o.staging},
        {"dtype", to_string(o.dtype)},
+       {"dtypes", dtype_names(o.dtypes)},
+       {"ddt", o.layout.str()},
        {"op", to_string(o.op)},
        {"in_place", o.in_place},
        {"root", o.root.rotate ? std::string("rotate") : "fixed:" + std::to_string(o.root.fixed)},
@@ -303,7 +351,7 @@ ParseOutcome parse_options(const BenchDesc& desc, int argc, const char* const* a
 
   std::string sizes, min_bytes, max_bytes, step_bytes, omb_buffers, tails,
       accel = "host", wait = "auto", dtype = "float", op = "sum", root = "fixed:0",
-      mem_limit = "1G", counts = "uniform", topology = "cart:2:1";
+      mem_limit = "1G", counts = "uniform", topology = "cart:1:1", ddt;
   std::vector<std::string> sides;
   int iters = 0, warmup = 0, iters_large = 0, warmup_large = 0, step_factor = 2;
 
@@ -433,7 +481,13 @@ ParseOutcome parse_options(const BenchDesc& desc, int argc, const char* const* a
     app.add_flag("--progress-thread", o.progress_thread,
                  "engine: advance non-blocking operations in a background thread");
   } else {
-    app.add_option("-T,--dtype", dtype, "element type: " + dtype_choices())->check(dtype_check);
+    app.add_option("-T,--dtype", dtype,
+                   "element type: " + dtype_choices() +
+                       "; a comma-separated list or 'all' (OMB's: char, int, float) runs the "
+                       "sweep once per type");
+    app.add_option("-D,--ddt", ddt,
+                   "derived datatype of each block (mpi backend; OMB's -D): cont, "
+                   "vect:STRIDE:BLOCKLEN or indx:FILE (lines DISPLACEMENT,BLOCKLEN)");
     app.add_option("--op", op, "reduction: " + op_choices())->check(op_check);
     app.add_flag("-l,--in-place", o.in_place, "in-place collective (MPI_IN_PLACE)");
     app.add_option("-k,--root", root, "root of rooted collectives: fixed:R or rotate");
@@ -447,7 +501,8 @@ ParseOutcome parse_options(const BenchDesc& desc, int argc, const char* const* a
                    "skew) or random[:SEED]; -m is the average bytes per peer or block");
     app.add_option("-N,--topology", topology,
                    "neighborhood collectives: cart:DIMS:RADIUS, a periodic DIMS-dimensional grid "
-                   "(MPI_Dims_create), neighbors up to RADIUS steps along each dimension");
+                   "(MPI_Dims_create), neighbors up to RADIUS steps away in every dimension, "
+                   "or graph:FILE, lines SOURCE,DESTINATION (OMB's -N)");
     if (desc.family == Family::NonblockingCollective)
       app.add_option("-t,--num-test-calls", o.test_calls,
                      "test calls spread through the dummy compute")
@@ -530,7 +585,9 @@ ParseOutcome parse_options(const BenchDesc& desc, int argc, const char* const* a
     }
     if (o.side_mem[0] == Mem::Cuda || o.side_mem[1] == Mem::Cuda) o.mem = Mem::Cuda;
   } else {
-    o.dtype = *parse_dtype(dtype);
+    o.dtypes = desc.family == Family::Replay ? std::vector<Dtype>{*parse_dtype(dtype)}
+                                             : parse_dtype_list(dtype);
+    o.dtype = o.dtypes.front();
     o.op = *parse_op(op);
     o.root = parse_root(root);
     // A root means nothing to a collective without one: refuse rather than ignore it.
@@ -547,6 +604,10 @@ ParseOutcome parse_options(const BenchDesc& desc, int argc, const char* const* a
       throw UsageError("--counts: " + std::string(desc.name) +
                        " has equal counts for every peer (--counts is for alltoallv, alltoallw "
                        "and the v forms)");
+    if (!ddt.empty()) {
+      o.layout = parse_layout(ddt);
+      check_layout_allowed(desc, o);
+    }
     if (desc.coll && !desc.coll->in_place_defined && o.in_place)
       throw UsageError("-l/--in-place: " + std::string(desc.name) +
                        " has no in-place form (MPI defines none for blocks of different sizes)");

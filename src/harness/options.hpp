@@ -9,6 +9,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "backends/backend.hpp"
+#include "core/layout.hpp"
 #include "core/topology.hpp"
 #include "core/types.hpp"
 #include "core/vcounts.hpp"
@@ -57,10 +58,13 @@ struct Options {
   std::string rma_sync;
 
   // collectives
-  Mem mem = Mem::Host;       // -d
-  bool plain_alloc = false;  // --alloc plain: buffers from the harness, not the backend
-  bool staging = false;      // mpi backend: copy device buffers through host memory
-  Dtype dtype = Dtype::Float;
+  Mem mem = Mem::Host;         // -d
+  bool plain_alloc = false;    // --alloc plain: buffers from the harness, not the backend
+  bool staging = false;        // mpi backend: copy device buffers through host memory
+  Dtype dtype = Dtype::Float;  // the run's element type: the first of `dtypes`
+  // -T: one sweep per type, in order (a list, or OMB's `all`: char, int, float)
+  std::vector<Dtype> dtypes{Dtype::Float};
+  LayoutSpec layout;  // -D: the derived datatype of each block (mpi backend)
   Op op = Op::Sum;
   bool in_place = false;
   RootSetting root;
@@ -69,7 +73,7 @@ struct Options {
   std::string algo;                    // engine: force an algorithm ("all": every one)
   bool progress_thread = false;        // engine: advance non-blocking operations in a thread
   CountsPattern counts;                // alltoallv: --counts uniform|zipf:S[,SEED]|random[:SEED]
-  TopologySpec topology;               // neighborhood collectives: -N cart:DIMS:RADIUS
+  TopologySpec topology;               // neighborhood collectives: -N cart:D:R or graph:FILE
   int cuda_graph = 0;  // -G: CUDA graph launches per size (0: off); blocking, nccl, -d cuda
 
   // replay (cb_replay)

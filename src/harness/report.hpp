@@ -23,6 +23,8 @@ class Table {
   void line(const std::string& text) const;  // "# ..." header lines
   // Prints the column headers before the first row, then the row.
   void row(size_t bytes, const std::vector<Cell>& cells);
+  // A new table follows (-T's next type): its rows get the column headers again.
+  void new_section() { printed_header_ = false; }
   // Without a Size column (OMB's show_size = 0, osu_barrier).
   void set_show_size(bool on) { show_size_ = on; }
 

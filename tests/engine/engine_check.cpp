@@ -306,7 +306,7 @@ const std::vector<std::unique_ptr<Topology>>& topologies(Checker& chk, int n) {
     const TopologySpec spec = parse_topology(text);
     std::vector<int> extents(static_cast<size_t>(spec.dims), 0);
     MPI_Dims_create(n, spec.dims, extents.data());
-    made.push_back(std::make_unique<Topology>(spec, extents));
+    made.push_back(std::make_unique<Topology>(Topology::cartesian(spec, extents)));
     chk.use_topology(*made.back());
   }
   return made;
