@@ -11,9 +11,10 @@
 //
 // Edge order is MPI's: sends are posted in destination order and receives in source
 // order, and each transport matches messages of one tag from one peer in posting order,
-// so where a peer appears on several edges (a graph topology's repeated edges) the k-th
-// block sent to it lands in its k-th block from this rank, as the MPI library matches
-// them. An edge from a rank to itself is a local copy, paired the same way.
+// so where a peer appears on several edges the k-th block sent to it lands in its k-th
+// block from this rank, as the MPI library matches them; an edge from a rank to itself is
+// a local copy, paired the same way. MPI allows both in a distributed graph; core/topology
+// refuses them in -N graph:FILE today, so these two paths wait for a topology that has them.
 #include <vector>
 
 #include "core/coll_spec.hpp"
