@@ -169,24 +169,28 @@ def rules_for(coll, wins, ranks):
 
 # Rules for rank counts that were not measured (a 2-core machine cannot time 8 busy-polling
 # ranks): the usual crossovers (MPICH's defaults, single-copy reasoning for shared memory).
+# Fixed rules for rank counts this machine did not measure. "small" (the small-message
+# slots, issue 30) comes first up to its slot size: it runs only on one node and where a
+# rank's contribution fits its slot (16 KiB; alltoall and reduce_scatter: all blocks), and
+# the next rule takes over where it cannot.
 GENERAL = {
-    ("allreduce", "shm"): [("shm_flat", 0, 16384), ("shm", 16385, None)],
-    ("bcast", "shm"): [("shm", 0, None)],
-    ("alltoall", "shm"): [("shm", 0, None)],
+    ("allreduce", "shm"): [("small", 0, 16384), ("shm_flat", 0, 16384), ("shm", 16385, None)],
+    ("bcast", "shm"): [("small", 0, 16384), ("shm", 0, None)],
+    ("alltoall", "shm"): [("small", 0, 16384), ("shm", 0, None)],
     ("allreduce", "noshm"): [("recursive_doubling", 0, 8192), ("rabenseifner", 8193, 524288),
                              ("ring", 524289, None)],
     ("bcast", "noshm"): [("binomial", 0, 16384), ("scatter_allgather", 16385, None)],
     ("alltoall", "noshm"): [("bruck", 0, 256), ("pairwise", 257, None)],
-    ("allgather", "shm"): [("shm", 0, None)],
+    ("allgather", "shm"): [("small", 0, 16384), ("shm", 0, None)],
     ("allgather", "noshm"): [("recursive_doubling", 0, 65536), ("bruck", 0, 8192),
                              ("ring", 0, None)],  # the first that can run: pof2, then any
-    ("reduce_scatter", "shm"): [("shm", 0, None)],
+    ("reduce_scatter", "shm"): [("small", 0, 16384), ("shm", 0, None)],
     ("reduce_scatter", "noshm"): [("recursive_halving", 0, 65536), ("pairwise", 0, None)],
-    ("reduce", "shm"): [("shm", 0, None)],
+    ("reduce", "shm"): [("small", 0, 16384), ("shm", 0, None)],
     ("reduce", "noshm"): [("binomial", 0, 16384), ("rabenseifner", 16385, None)],
-    ("barrier", "shm"): [("shm", 0, None)],
+    ("barrier", "shm"): [("small", 0, None), ("shm", 0, None)],
     ("barrier", "noshm"): [("dissemination", 0, None)],
-    ("alltoallv", "shm"): [("shm", 0, None)],
+    ("alltoallv", "shm"): [("small", 0, 16384), ("shm", 0, None)],
     ("alltoallv", "noshm"): [("pairwise", 0, None)],
     ("gather", "shm"): [("shm", 0, None)],
     ("gather", "noshm"): [("binomial", 0, None)],

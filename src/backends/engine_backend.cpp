@@ -308,6 +308,11 @@ void EngineBackend::run(const CollArgs& a) {
     algo->run_blocking(a, world_);
     return;
   }
+  if (engine::SmallOp op; engine::start_small(op, *algo, a, world_, comm_)) {
+    naming_lost_peer(op_name(*algo, a, false),
+                     [&] { engine::wait_until([&] { return op.advance(); }, comm_.wait_mode()); });
+    return;
+  }
   blocking_.reset();
   const int tag = engine::build_operation(blocking_, *algo, a, world_, comm_);
   engine::Execution exec(blocking_, comm_, executor(a.recv.mem), tag);

@@ -31,6 +31,15 @@ int build_operation(Schedule& s, const Algorithm& algo, const CollArgs& args, co
   return tag;
 }
 
+bool start_small(SmallOp& op, const Algorithm& algo, const CollArgs& args, const Group& group,
+                 Comm& comm) {
+  if (!algo.small || !comm.idle()) return false;
+  comm.next_tag();
+  op = algo.small(args, group);
+  op.seq = op.slots->next();
+  return true;
+}
+
 std::span<const Algorithm* const> all_algorithms() {
   static constexpr const Algorithm* kAll[] = {&kAllreduceRecursiveDoubling,
                                               &kAllreduceRabenseifner,
@@ -39,32 +48,40 @@ std::span<const Algorithm* const> all_algorithms() {
                                               &kAllreduceShm,
                                               &kAllreduceCma,
                                               &kAllreduceHierarchical,
+                                              &kAllreduceSmall,
                                               &kBcastBinomial,
                                               &kBcastScatterAllgather,
                                               &kBcastChain,
                                               &kBcastShm,
                                               &kBcastCma,
                                               &kBcastHierarchical,
+                                              &kBcastSmall,
                                               &kAlltoallPairwise,
                                               &kAlltoallBruck,
                                               &kAlltoallLinear,
                                               &kAlltoallShm,
+                                              &kAlltoallSmall,
                                               &kAllgatherRing,
                                               &kAllgatherRecursiveDoubling,
                                               &kAllgatherBruck,
                                               &kAllgatherShm,
+                                              &kAllgatherSmall,
                                               &kReduceScatterRing,
                                               &kReduceScatterRecursiveHalving,
                                               &kReduceScatterPairwise,
                                               &kReduceScatterShm,
+                                              &kReduceScatterSmall,
                                               &kReduceBinomial,
                                               &kReduceRabenseifner,
                                               &kReduceShm,
                                               &kReduceCma,
+                                              &kReduceSmall,
                                               &kBarrierDissemination,
                                               &kBarrierShm,
+                                              &kBarrierSmall,
                                               &kAlltoallvPairwise,
                                               &kAlltoallvShm,
+                                              &kAlltoallvSmall,
                                               &kGatherBinomial,
                                               &kGatherShm,
                                               &kGathervBinomial,

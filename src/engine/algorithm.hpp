@@ -31,6 +31,10 @@ struct Algorithm {
   // renumberable Poll steps, nothing posted while building): the engine's persistent
   // collectives build it once at init and re-arm it at every start.
   bool rerunnable = false;
+  // Optional: the operation on the communicator's small-message slots (the `small`
+  // algorithms, shm/small_slots.hpp), without its sequence number. With it, a blocking
+  // call may skip the schedule (start_small).
+  SmallOp (*small)(const CollArgs& args, const Group& group) = nullptr;
 };
 
 // Takes the next operation's tag and number from `comm` (the same on every rank) and builds
@@ -41,6 +45,15 @@ struct Algorithm {
 // own block, which is saved first and put back after.
 int build_operation(Schedule& s, const Algorithm& algo, const CollArgs& args, const Group& group,
                     Comm& comm);
+
+// A blocking call of a small-path algorithm with no operation of `comm` pending on this
+// rank: takes the operation's number as build_operation would (so that every rank's
+// numbers stay alike whichever way it runs) and its sequence number, fills *op and returns
+// true; the caller advances op to completion, with no schedule, execution or allocation.
+// False (nothing taken) when `algo` has no small form or another operation is pending:
+// then build_operation, whose schedule waits its turn (Schedule::exclusive).
+bool start_small(SmallOp& op, const Algorithm& algo, const CollArgs& args, const Group& group,
+                 Comm& comm);
 
 std::span<const Algorithm* const> all_algorithms();
 const Algorithm* find_algorithm(Coll coll, std::string_view name);

@@ -58,6 +58,7 @@ Comm::Comm(MPI_Comm parent, WaitMode wait, size_t shm_heap_bytes) : wait_(wait) 
     shm_ = std::make_unique<NodeShm>(node, node_members(node_of(rank_)), heap,
                                      settings.shm_staging_bytes, settings.cma);
     shm_transport_ = std::make_unique<ShmTransport>(*shm_);
+    if (node_count_ == 1) small_ = std::make_unique<SmallSlots>(*shm_);
     shm_status_ = shm_->note().empty() ? "on" : "on (" + shm_->note() + ")";
     // Said once per process: the single-copy paths on private buffers are off.
     static bool said = false;
@@ -76,6 +77,7 @@ Comm::Comm(MPI_Comm parent, WaitMode wait, size_t shm_heap_bytes) : wait_(wait) 
 
 Comm::~Comm() {
   for (auto& [topology, graph] : graphs_) MPI_Comm_free(&graph);
+  small_.reset();
   staging_.reset();
   shm_transport_.reset();
   shm_.reset();
@@ -118,19 +120,22 @@ int Comm::next_tag() {
 void Comm::enlist(uint64_t op, Execution* e) {
   std::lock_guard lock(live_mu_);
   live_[op] = e;
+  live_count_.store(live_.size(), std::memory_order_release);
 }
 
 void Comm::retire(uint64_t op) {
   std::lock_guard lock(live_mu_);
   live_.erase(op);
+  live_count_.store(live_.size(), std::memory_order_release);
 }
 
-bool Comm::admit(uint64_t op) {
+bool Comm::admit(uint64_t op, bool exclusive) {
   std::lock_guard lock(live_mu_);
-  const auto open = [&] { return live_.empty() || live_.begin()->first + kOpWindow > op; };
+  const uint64_t window = exclusive ? 1 : kOpWindow;
+  const auto open = [&] { return live_.empty() || live_.begin()->first + window > op; };
   if (open()) return true;
   std::vector<uint64_t> older;
-  for (auto it = live_.begin(); it != live_.end() && it->first + kOpWindow <= op; ++it)
+  for (auto it = live_.begin(); it != live_.end() && it->first + window <= op; ++it)
     older.push_back(it->first);
   // Oldest first, each strictly older than `op`, so this never comes back to its caller.
   // The lock is held throughout, so none is destroyed meanwhile (its destructor retires

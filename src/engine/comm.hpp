@@ -8,6 +8,7 @@
 
 #include <mpi.h>
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -18,6 +19,7 @@
 #include "core/args.hpp"
 #include "engine/shm/node_shm.hpp"
 #include "engine/shm/shm_transport.hpp"
+#include "engine/shm/small_slots.hpp"
 #include "engine/transport_mpi.hpp"
 #include "engine/tuning_parameters.hpp"
 
@@ -56,6 +58,9 @@ class Comm {
   void set_tuning(const TuningParameters& parameters) { tuning_ = parameters; }
 
   NodeShm* shm() const { return shm_.get(); }  // null when shared memory is off
+  // The small-message slots (shm/small_slots.hpp): null unless every rank is on this node
+  // with shared memory.
+  SmallSlots* small() const { return small_.get(); }
   const std::string& shm_status() const { return shm_status_; }
   Transport& transport(int peer) {
     return shm_ && node_of(peer) == node_of(rank_) ? static_cast<Transport&>(*shm_transport_)
@@ -78,8 +83,11 @@ class Comm {
   void retire(uint64_t op);                // it completed, or was abandoned
   // Whether operation `op` may start now. While it may not, advances the older operations
   // in its way once each (those no other thread is advancing at this moment): a caller
-  // that waits only for `op` still moves what `op` waits for.
-  bool admit(uint64_t op);
+  // that waits only for `op` still moves what `op` waits for. An `exclusive` operation (the
+  // small path's, Schedule::exclusive) starts only once every older one has completed.
+  bool admit(uint64_t op, bool exclusive = false);
+  // No operation is enlisted: a blocking small operation may run without a schedule.
+  bool idle() const { return live_count_.load(std::memory_order_acquire) == 0; }
 
   static constexpr int kFirstCollTag = 1024;  // below: point-to-point benchmark tags
   static constexpr int kCollTagSpan = 16384;
@@ -102,6 +110,8 @@ class Comm {
   // may admit or retire others.
   std::recursive_mutex live_mu_;
   std::map<uint64_t, Execution*> live_;  // operations enlisted and not retired, by number
+  std::atomic<size_t> live_count_{0};    // live_.size(), read without the lock (idle())
+  std::unique_ptr<SmallSlots> small_;
 };
 
 }  // namespace cb::engine

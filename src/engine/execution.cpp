@@ -22,7 +22,7 @@ bool Execution::test() {
 }
 
 bool Execution::advance() {
-  if (!admitted_ && !(admitted_ = comm_.admit(sched_.op()))) return false;
+  if (!admitted_ && !(admitted_ = comm_.admit(sched_.op(), sched_.exclusive()))) return false;
   if (!run_rounds()) return false;
   if (!retired_) {
     retired_ = true;

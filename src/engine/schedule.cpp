@@ -94,6 +94,7 @@ bool Schedule::rearm(uint64_t op) {
 
 void Schedule::reset() {
   group_ = nullptr;
+  exclusive_ = false;
   steps_.clear();
   polls_.clear();
   round_ends_.clear();

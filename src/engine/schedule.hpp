@@ -73,6 +73,10 @@ class Schedule {
   // shared-memory state of concurrent operations stays apart.
   void set_op(uint64_t op) { op_ = op; }
   uint64_t op() const { return op_; }
+  // Runs alone (Comm::admit): starts only once every older operation of its communicator
+  // has completed here. The small path's (shm/small_slots.hpp), which runs one at a time.
+  void set_exclusive() { exclusive_ = true; }
+  bool exclusive() const { return exclusive_; }
 
   // Where the collective's buffers live: scratch memory is taken from the same kind, and
   // execution routes local work and transfers accordingly.
@@ -97,6 +101,7 @@ class Schedule {
 
   const Group* group_ = nullptr;
   uint64_t op_ = 0;
+  bool exclusive_ = false;
   std::vector<std::unique_ptr<Pollable>> polls_;
   std::vector<Step> steps_;
   std::vector<size_t> round_ends_;  // exclusive end index of each closed round

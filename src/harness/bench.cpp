@@ -29,10 +29,11 @@ namespace {
 
 class MpiSession {
  public:
-  // MPI_THREAD_MULTIPLE only for the engine's progress thread: it makes MPICH take locks
-  // on every call, which would slow the MPI baseline.
-  MpiSession(int* argc, char*** argv) {
-    int level = MPI_THREAD_FUNNELED, provided = 0;
+  // MPI_THREAD_MULTIPLE only for the engine's progress thread and benchmarks whose threads
+  // call MPI (BenchDesc::thread_multiple): it makes MPICH take locks on every call, which
+  // would slow the MPI baseline.
+  MpiSession(int* argc, char*** argv, bool thread_multiple) {
+    int level = thread_multiple ? MPI_THREAD_MULTIPLE : MPI_THREAD_FUNNELED, provided = 0;
     for (int i = 1; i < *argc; ++i)
       if (std::string_view((*argv)[i]) == "--progress-thread") level = MPI_THREAD_MULTIPLE;
     MPI_Init_thread(argc, argv, level, &provided);
@@ -192,7 +193,7 @@ int sweep(const RunContext& rc, Runner& runner, Table& table, Report& report, Wa
 }  // namespace
 
 int bench_main(const BenchDesc& desc, int argc, char** argv) {
-  MpiSession mpi(&argc, &argv);
+  MpiSession mpi(&argc, &argv, desc.thread_multiple);
   std::unique_ptr<Report> report;
   int status = kExitOk;
   int rank = 0;

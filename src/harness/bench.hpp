@@ -43,6 +43,9 @@ struct BenchDesc {
   // A blocking collective in MPI 4.0's persistent form (osu_<coll>_persistent): made once
   // per size (MPI_<Coll>_init, untimed), each iteration MPI_Start + MPI_Wait.
   bool persistent = false;
+  // MPI_Init_thread asks for MPI_THREAD_MULTIPLE (cb_latency_mt's threads call MPI at once);
+  // others ask for FUNNELED, whose calls take no locks.
+  bool thread_multiple = false;
 };
 
 int bench_main(const BenchDesc& desc, int argc, char** argv);

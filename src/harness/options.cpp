@@ -84,6 +84,29 @@ std::vector<double> parse_percentiles(const std::string& text) {
   return out;
 }
 
+// OMB's -t: "R" (receivers; the senders keep their default) or "S:R", each 1 to 127.
+void parse_workers(const std::string& text, int out[2]) {
+  const auto bad = [&text] {
+    return UsageError("-t " + text +
+                      ": give RECEIVERS or SENDERS:RECEIVERS, each a whole number from 1 to 127 "
+                      "(OMB's -t)");
+  };
+  const auto number = [&](const std::string& s) {
+    if (s.empty() || s.size() > 3 || s.find_first_not_of("0123456789") != std::string::npos)
+      throw bad();
+    const int v = std::stoi(s);
+    if (v < 1 || v > 127) throw bad();
+    return v;
+  };
+  const size_t colon = text.find(':');
+  if (colon == std::string::npos) {
+    out[1] = number(text);
+  } else {
+    out[0] = number(text.substr(0, colon));
+    out[1] = number(text.substr(colon + 1));
+  }
+}
+
 Mem parse_side(const std::string& s) {
   if (s == "H" || s == "h") return Mem::Host;
   if (s == "D" || s == "d") return Mem::Cuda;
@@ -307,6 +330,7 @@ void to_json(nlohmann::json& j, const Options& o) {
        {"progress", to_string(o.progress)},
        {"window", o.window},
        {"pairs", o.pairs},
+       {"workers", {o.workers[0], o.workers[1]}},
        {"buffers", {to_string(o.side_mem[0]), to_string(o.side_mem[1])}},
        {"accelerator", to_string(o.mem)},
        {"alloc", o.plain_alloc ? "plain" : "backend"},
@@ -351,7 +375,7 @@ ParseOutcome parse_options(const BenchDesc& desc, int argc, const char* const* a
 
   std::string sizes, min_bytes, max_bytes, step_bytes, omb_buffers, tails,
       accel = "host", wait = "auto", dtype = "float", op = "sum", root = "fixed:0",
-      mem_limit = "1G", counts = "uniform", topology = "cart:1:1", ddt;
+      mem_limit = "1G", counts = "uniform", topology = "cart:1:1", ddt, workers;
   std::vector<std::string> sides;
   int iters = 0, warmup = 0, iters_large = 0, warmup_large = 0, step_factor = 2;
 
@@ -447,6 +471,9 @@ ParseOutcome parse_options(const BenchDesc& desc, int argc, const char* const* a
     app.add_option("--partitions", o.partitions,
                    "partitions per message (partitioned_latency: MPI_Psend_init; default 8)")
         ->check(at_least(1));
+    app.add_option("-t,--num-threads,--num-processes", workers,
+                   "latency_mt: threads, latency_mp: forked processes, as OMB's -t RECEIVERS or "
+                   "SENDERS:RECEIVERS (each 1 to 127; defaults 1:2 threads, 0:2 processes)");
     if (desc.rma) {
       app.add_option("-w,--win-options", o.rma_window,
                      "one-sided window: create, allocate or dynamic (OMB's -w)");
@@ -584,6 +611,7 @@ ParseOutcome parse_options(const BenchDesc& desc, int argc, const char* const* a
       o.side_mem[0] = o.side_mem[1] = Mem::Cuda;
     }
     if (o.side_mem[0] == Mem::Cuda || o.side_mem[1] == Mem::Cuda) o.mem = Mem::Cuda;
+    if (given("-t")) parse_workers(workers, o.workers);
   } else {
     o.dtypes = desc.family == Family::Replay ? std::vector<Dtype>{*parse_dtype(dtype)}
                                              : parse_dtype_list(dtype);

@@ -53,6 +53,7 @@ struct Options {
   int pairs = 0;                             // mbw_mr: 0 = nranks / 2
   Mem side_mem[2] = {Mem::Host, Mem::Host};  // rank 0's and rank 1's buffers (OMB "H D")
   int partitions = 0;                        // --partitions (partitioned_latency; 0: its default)
+  int workers[2] = {0, 0};  // -t SENDERS:RECEIVERS (latency_mt, latency_mp; 0: the default)
   // one-sided (BenchDesc::rma): OMB's -w and -s as given; "" = the benchmark's default
   std::string rma_window;
   std::string rma_sync;

@@ -397,28 +397,37 @@ const engine::Algorithm* CommEngine::choose(const CollArgs& a, std::string* why)
   return engine::choose_algorithm(pruned_.at(a.coll), env_algo(a.coll), a, world_, why);
 }
 
-std::string CommEngine::passes(const CollArgs& a) const {
-  std::string why;
-  const engine::Algorithm* algo = choose(a, &why);
+std::string CommEngine::passes(const CollArgs& a, const engine::Algorithm** chosen) const {
+  const engine::Algorithm* algo = choose(a, nullptr);
   if (!algo) return "engine refuses";
   // The table (or CB_<COLL>_ALGO) hands this size to the MPI library: call it directly,
   // without the engine's schedule around it.
   if (algo->name == "mpi") return kTunedToLibrary;
+  if (chosen) *chosen = algo;
   return {};
 }
 
-void CommEngine::run(const CollArgs& a) {
+void CommEngine::run(const CollArgs& a, const engine::Algorithm& algo) {
   std::unique_ptr<engine::Execution> exec;
+  engine::SmallOp small;  // the small path with nothing pending: no schedule, no allocation
+  bool on_slots = false;
   {
     Guard g;
-    std::string why;
-    const engine::Algorithm* algo = choose(a, &why);
-    if (!algo) throw UsageError(why);
-    blocking_.reset();
-    const int tag = engine::build_operation(blocking_, *algo, a, world_, comm_);
-    exec = std::make_unique<engine::Execution>(blocking_, comm_, host_, tag);
+    on_slots = engine::start_small(small, algo, a, world_, comm_);
+    if (!on_slots) {
+      blocking_.reset();
+      const int tag = engine::build_operation(blocking_, algo, a, world_, comm_);
+      exec = std::make_unique<engine::Execution>(blocking_, comm_, host_, tag);
+    }
   }
-  for (uint64_t polls = 0;;) {
+  // The small operation is advanced without the engine's lock: nothing else of this
+  // communicator runs meanwhile (nothing was pending, and MPI orders a communicator's
+  // collectives), its state is on this stack, and it makes no MPI call.
+  for (uint64_t polls = 0; on_slots && !small.advance();) {
+    if (!in_flight().empty()) progress_all();
+    pause(++polls, comm_.wait_mode());
+  }
+  for (uint64_t polls = 0; !on_slots;) {
     {
       Guard g;
       if (exec->test()) break;
@@ -428,13 +437,11 @@ void CommEngine::run(const CollArgs& a) {
   }
 }
 
-void CommEngine::start(const CollArgs& a, const char* function, MPI_Request* request) {
+void CommEngine::start(const CollArgs& a, const engine::Algorithm& algo, const char* function,
+                       MPI_Request* request) {
   Guard g;
-  std::string why;
-  const engine::Algorithm* algo = choose(a, &why);
-  if (!algo) throw UsageError(why);
   started_nonblocking_ = true;
-  auto op = std::make_unique<NbOp>(shared_from_this(), *algo, a, function);
+  auto op = std::make_unique<NbOp>(shared_from_this(), algo, a, function);
   CB_MPI(mpi_compat::pmpi_grequest_start(query_fn, free_fn, cancel_fn, poll_fn, wait_fn, op.get(),
                                          request));
   NbOp* raw = op.release();  // MPI owns it now (free_fn)

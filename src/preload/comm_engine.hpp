@@ -49,12 +49,15 @@ class CommEngine : public std::enable_shared_from_this<CommEngine> {
   // Why `args` go to PMPI instead of the engine (empty: the engine runs them): no engine
   // algorithm can run them ("engine refuses"), or the chosen one is the MPI library's own
   // (kTunedToLibrary). Depends only on arguments that match across ranks, the
-  // communicator and the environment: the same on every rank.
-  std::string passes(const CollArgs& args) const;
-  // Runs `args` to completion, advancing the process's non-blocking operations meanwhile.
-  void run(const CollArgs& args);
-  // Starts `args` as a generalized request in *request.
-  void start(const CollArgs& args, const char* function, MPI_Request* request);
+  // communicator and the environment: the same on every rank. When the engine runs them,
+  // *chosen (if given) is the algorithm, for run() or start() (chosen once per call).
+  std::string passes(const CollArgs& args, const engine::Algorithm** chosen = nullptr) const;
+  // Runs `args` with `algo` to completion, advancing the process's non-blocking operations
+  // meanwhile.
+  void run(const CollArgs& args, const engine::Algorithm& algo);
+  // Starts `args` with `algo` as a generalized request in *request.
+  void start(const CollArgs& args, const engine::Algorithm& algo, const char* function,
+             MPI_Request* request);
 
   engine::Comm& comm() { return comm_; }
   // Whether a non-blocking operation ever ran on this engine: the same on every rank of

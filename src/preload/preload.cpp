@@ -189,7 +189,7 @@ void remember_pass(Fn fn, const Signature& sig, const Route& r, CommEngine* eng)
 // one passes through instead, since starting it must be local.
 template <typename Decide>
 bool decide(Fn fn, MPI_Comm comm, bool blocking, Decide&& how, Route& r,
-            std::shared_ptr<CommEngine>& eng, int* rc) {
+            std::shared_ptr<CommEngine>& eng, const engine::Algorithm** algo, int* rc) {
   if (!settings().enabled) {
     r.reason = "CB_ENGINE=off";
     return true;
@@ -211,7 +211,7 @@ bool decide(Fn fn, MPI_Comm comm, bool blocking, Decide&& how, Route& r,
     r.reason = "no engine on this communicator yet";
     return true;
   }
-  if (std::string why = eng->passes(r.args); !why.empty()) r.reason = why;
+  if (std::string why = eng->passes(r.args, algo); !why.empty()) r.reason = why;
   return true;
 }
 
@@ -249,11 +249,12 @@ int blocking(Fn fn, const Signature& sig, Decide&& how, Pass&& pass, IPass&& ipa
   Route r;
   std::shared_ptr<CommEngine> eng;
   int rc = MPI_SUCCESS;
-  if (!decide(fn, sig.comm, true, how, r, eng, &rc)) return rc;
+  const engine::Algorithm* algo = nullptr;
+  if (!decide(fn, sig.comm, true, how, r, eng, &algo, &rc)) return rc;
   if (r.engine()) {
     count_engine(fn);
     try {
-      eng->run(r.args);
+      eng->run(r.args, *algo);
     } catch (const std::exception& e) {
       engine_failed(fn, e.what());
     }
@@ -279,7 +280,8 @@ int nonblocking(Fn fn, const Signature& sig, MPI_Request* request, Decide&& how,
   Route r;
   std::shared_ptr<CommEngine> eng;
   int rc = MPI_SUCCESS;
-  if (!decide(fn, sig.comm, false, how, r, eng, &rc)) return rc;
+  const engine::Algorithm* algo = nullptr;
+  if (!decide(fn, sig.comm, false, how, r, eng, &algo, &rc)) return rc;
   if (!r.engine()) {
     count_pass(fn, r.reason);
     remember_pass(fn, sig, r, eng.get());
@@ -287,7 +289,7 @@ int nonblocking(Fn fn, const Signature& sig, MPI_Request* request, Decide&& how,
   }
   count_engine(fn);
   try {
-    eng->start(r.args, kNames[fn], request);
+    eng->start(r.args, *algo, kNames[fn], request);
   } catch (const std::exception& e) {
     engine_failed(fn, e.what());
   }

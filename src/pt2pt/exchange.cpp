@@ -20,6 +20,7 @@
 #include "pt2pt/figures.hpp"
 #include "pt2pt/passes.hpp"
 #include "pt2pt/registry.hpp"
+#include "pt2pt/workers.hpp"
 
 namespace cb {
 
@@ -42,6 +43,7 @@ class ExchangeRunner final : public Runner {
       throw UsageError(exe + " needs a power-of-two number of ranks (got " + std::to_string(n_) +
                        "), as nccl-tests' hypercube_perf");
     if (o.pairs != 0) throw UsageError("-p/--pairs: " + exe + " runs on every rank");
+    refuse_workers(o);
     const Mem mem = o.mem;
     if (const std::string why = rc_.be.unsupported_memory(mem); !why.empty()) throw UsageError(why);
     send_ = rc_.alloc(std::max<size_t>(o.sizes.max, 1), mem);

@@ -1,6 +1,7 @@
 // OMB's further two-sided benchmarks, as descriptors over the point-to-point runner
-// (pt2pt/runner.cpp): osu_multi_lat, and the persistent osu_latency_persistent,
-// osu_bw_persistent and osu_bibw_persistent, and OMB 7.5's osu_partitioned_latency. Their mains are
+// (pt2pt/runner.cpp): osu_multi_lat, osu_latency_mt, osu_latency_mp, the persistent
+// osu_latency_persistent, osu_bw_persistent and osu_bibw_persistent, and OMB 7.5's
+// osu_partitioned_latency, osu_bw_fan_in and osu_bw_fan_out. Their mains are
 // pt2pt/bench_main.cpp.
 #include <array>
 
@@ -26,6 +27,37 @@ constexpr Pt2ptSpec kMultiLat{.metric = Pt2ptMetric::Latency,
                               .both_receive = true,
                               .multi_pair = true,
                               .iteration = ping_pong};
+// osu_latency_mt and osu_latency_mp: the ping-pong with -t SENDERS:RECEIVERS threads
+// (pt2pt/workers.hpp) or fork()ed processes beside each rank.
+constexpr Pt2ptSpec kLatencyMt{.metric = Pt2ptMetric::Latency,
+                               .directions = 1,
+                               .uses_window = false,
+                               .both_receive = true,
+                               .multi_pair = false,
+                               .iteration = ping_pong,
+                               .workers = Workers::Threads};
+constexpr Pt2ptSpec kLatencyMp{.metric = Pt2ptMetric::Latency,
+                               .directions = 1,
+                               .uses_window = false,
+                               .both_receive = true,
+                               .multi_pair = false,
+                               .iteration = ping_pong,
+                               .workers = Workers::Processes};
+// osu_bw_fan_in / osu_bw_fan_out (OMB 7.5): a parent and its children (pt2pt/fan.hpp).
+constexpr Pt2ptSpec kFanIn{.metric = Pt2ptMetric::Bandwidth,
+                           .directions = 1,
+                           .uses_window = true,
+                           .both_receive = false,
+                           .multi_pair = false,
+                           .iteration = fan_window,
+                           .fan = Fan::In};
+constexpr Pt2ptSpec kFanOut{.metric = Pt2ptMetric::Bandwidth,
+                            .directions = 1,
+                            .uses_window = true,
+                            .both_receive = false,
+                            .multi_pair = false,
+                            .iteration = fan_window,
+                            .fan = Fan::Out};
 constexpr Pt2ptSpec kLatencyPersistent{.metric = Pt2ptMetric::Latency,
                                        .directions = 1,
                                        .uses_window = false,
@@ -59,14 +91,16 @@ constexpr Pt2ptSpec kPartitionedLatency{.metric = Pt2ptMetric::Latency,
                                         .partitioned = true};
 
 constexpr BenchDesc two_sided(std::string_view name, std::string_view title, SizeRange sizes,
-                              IterationDefaults defaults, const Pt2ptSpec& spec) {
+                              IterationDefaults defaults, const Pt2ptSpec& spec,
+                              bool thread_multiple = false) {
   return {.name = name,
           .title = title,
           .family = Family::Pt2pt,
           .default_sizes = sizes,
           .defaults = defaults,
           .pt2pt = &spec,
-          .make_runner = make_pt2pt_runner};
+          .make_runner = make_pt2pt_runner,
+          .thread_multiple = thread_multiple};
 }
 
 // nccl-tests' sendrecv_perf and hypercube_perf: every rank, any backend; the collectives'
@@ -82,8 +116,13 @@ constexpr BenchDesc exchange(std::string_view name, std::string_view title) {
           .make_runner = make_exchange_runner};
 }
 
-constexpr std::array<BenchDesc, 7> kMore{
+constexpr std::array<BenchDesc, 11> kMore{
     two_sided("multi_lat", "Multi Latency Test", kLatencySizes, kLatency, kMultiLat),
+    two_sided("latency_mt", "Multi-threaded Latency Test", kLatencySizes, kLatency, kLatencyMt,
+              true),
+    two_sided("latency_mp", "Multi-process Latency Test", kLatencySizes, kLatency, kLatencyMp),
+    two_sided("bw_fan_in", "Bandwidth Congestion In Test", kBandwidthSizes, kBandwidth, kFanIn),
+    two_sided("bw_fan_out", "Bandwidth Congestion Out Test", kBandwidthSizes, kBandwidth, kFanOut),
     two_sided("latency_persistent", "Latency Persistent Test", kLatencySizes, kLatency,
               kLatencyPersistent),
     two_sided("bw_persistent", "Bandwidth Persistent Test", kBandwidthSizes, kBandwidth,

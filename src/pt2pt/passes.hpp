@@ -17,6 +17,28 @@ struct Passes {
   std::vector<double> samples;  // pass 2: seconds of each iteration (0 where inactive)
 };
 
+// Pass 1's loop: `warmup` untimed iterations, then `iters` between two clock reads;
+// returns their seconds. cb_latency_mt runs it in each thread (pt2pt/workers.cpp).
+template <typename Iteration>
+double timed_loop(int warmup, int iters, Iteration&& iteration) {
+  for (int i = 0; i < warmup; ++i) iteration();
+  const double t0 = now_s();
+  for (int i = 0; i < iters; ++i) iteration();
+  return now_s() - t0;
+}
+
+// Pass 2's loop: a clock read after every iteration; record(i, seconds of iteration i).
+template <typename Iteration, typename Record>
+void sampled_loop(int iters, Iteration&& iteration, Record&& record) {
+  double prev = now_s();
+  for (int i = 0; i < iters; ++i) {
+    iteration();
+    const double t = now_s();
+    record(i, t - prev);
+    prev = t;
+  }
+}
+
 // Ranks that are not `active` take the barriers only. `begin` and `end` run around each
 // pass's loop, untimed (one-sided: the lock that flush holds over the loop).
 template <typename Iteration, typename Begin, typename End>
@@ -27,22 +49,14 @@ Passes timed_passes(const Control& ctl, bool active, int warmup, int iters, Iter
   ctl.barrier();
   if (active) {
     begin();
-    for (int i = 0; i < warmup; ++i) iteration();
-    const double t0 = now_s();
-    for (int i = 0; i < iters; ++i) iteration();
-    p.total = now_s() - t0;
+    p.total = timed_loop(warmup, iters, iteration);
     end();
   }
   ctl.barrier();
   if (active) {
     begin();
-    double prev = now_s();
-    for (int i = 0; i < iters; ++i) {
-      iteration();
-      const double t = now_s();
-      p.samples[static_cast<size_t>(i)] = t - prev;
-      prev = t;
-    }
+    sampled_loop(iters, iteration,
+                 [&p](int i, double s) { p.samples[static_cast<size_t>(i)] = s; });
     end();
   }
   return p;

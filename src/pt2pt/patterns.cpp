@@ -25,6 +25,18 @@ void window_with_ack(Pt2ptContext& c) {
   }
 }
 
+void fan_window(Pt2ptContext& c) {
+  c.be.batch(c.role == Role::Sender ? c.sends : c.recvs);
+  // One blocking ack after another, as OMB; send() and recv() also stage a host byte where
+  // the backend (nccl) moves device memory only.
+  for (const P2POp& a : c.acks) {
+    if (a.kind == P2POp::Kind::Send)
+      c.be.send(a.buf, a.peer, a.tag);
+    else
+      c.be.recv(a.buf, a.peer, a.tag);
+  }
+}
+
 void exchange_window(Pt2ptContext& c) {
   c.be.batch(c.exchange);
 }

@@ -11,6 +11,11 @@ void ping_pong(Pt2ptContext& c);
 // osu_bw / osu_mbw_mr: sender posts a window of sends and waits for a 1-byte ack;
 // receiver posts the window of receives, then acks.
 void window_with_ack(Pt2ptContext& c);
+// osu_bw_fan_in / osu_bw_fan_out (OMB 7.5): the sender posts a window to each of its peers
+// (the parent's children, or a child's parent), the receiver a window from each; then the
+// receiver sends each peer a 1-byte ack, one after another (c.acks: the sender's receives
+// of them).
+void fan_window(Pt2ptContext& c);
 // osu_bibw: both sides post a window of receives and a window of sends, then wait.
 void exchange_window(Pt2ptContext& c);
 

@@ -25,6 +25,7 @@ struct Pt2ptContext {
   int peer = -1;
   Buf send, recv;               // this size's slice of the message buffers
   Buf ack;                      // 1 byte, host
+  std::vector<P2POp> acks;      // fan: the 1-byte acks, one per peer (sender receives them)
   std::vector<P2POp> sends;     // window x send to peer
   std::vector<P2POp> recvs;     // window x receive from peer
   std::vector<P2POp> exchange;  // receives then sends (bidirectional window)
@@ -42,6 +43,19 @@ enum class Pt2ptMetric : uint8_t {
   MessageRate,  // Bandwidth summed over pairs, plus messages per second
 };
 
+// OMB 7.5's congestion benchmarks (pt2pt/fan.hpp): a parent and its children.
+enum class Fan : uint8_t {
+  None,
+  In,   // osu_bw_fan_in: every child sends a window to the parent
+  Out,  // osu_bw_fan_out: the parent sends a window to every child
+};
+// More than one sender per rank (OMB's -t SENDERS:RECEIVERS, pt2pt/workers.hpp).
+enum class Workers : uint8_t {
+  None,
+  Threads,    // osu_latency_mt: ping-pong threads, MPI_THREAD_MULTIPLE
+  Processes,  // osu_latency_mp: fork()ed children that sleep while the ranks ping-pong
+};
+
 struct Pt2ptSpec {
   Pt2ptMetric metric;
   int directions;     // 2 for bibw: bytes counted per iteration = directions x window x size
@@ -51,6 +65,8 @@ struct Pt2ptSpec {
   void (*iteration)(Pt2ptContext&);
   bool persistent = false;   // MPI persistent requests (osu_*_persistent): --backend mpi only
   bool partitioned = false;  // MPI 4.0 partitioned requests (MPI_Psend_init, MPI_Precv_init)
+  Fan fan = Fan::None;       // the fan layout instead of pairs (multi_pair is ignored)
+  Workers workers = Workers::None;
 };
 
 // Role and peer of `rank`; throws UsageError when the rank count does not fit the spec.

@@ -33,6 +33,7 @@
 #include "harness/timer.hpp"
 #include "pt2pt/figures.hpp"
 #include "pt2pt/passes.hpp"
+#include "pt2pt/workers.hpp"
 
 namespace cb {
 
@@ -187,6 +188,7 @@ class RmaRunner final : public Runner {
                        "has them");
     if (o.pairs != 0)
       throw UsageError("-p/--pairs: " + exe + " runs one origin and one target (2 ranks)");
+    refuse_workers(o);
     window_ = parse_rma_window(o.rma_window);
     sync_ = parse_rma_sync(spec_, o.rma_sync, rc_.desc.name);
     if (is_atomic(spec_.op) &&

@@ -15,9 +15,11 @@
 #include "harness/runner.hpp"
 #include "harness/stats.hpp"
 #include "harness/timer.hpp"
+#include "pt2pt/fan.hpp"
 #include "pt2pt/figures.hpp"
 #include "pt2pt/passes.hpp"
 #include "pt2pt/pt2pt.hpp"
+#include "pt2pt/workers.hpp"
 
 namespace cb {
 
@@ -94,6 +96,7 @@ class Pt2ptRunner final : public Runner {
  public:
   explicit Pt2ptRunner(const RunContext& rc) : rc_(rc), spec_(*rc.desc.pt2pt), ctx_{rc.be} {}
   ~Pt2ptRunner() override {
+    children_.reset();  // cb_latency_mp: its forked processes end with the measurement
     free_persistent();
     if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
     for (Buf* b : {&send_, &recv_, &ack_}) rc_.free(*b);
@@ -101,18 +104,43 @@ class Pt2ptRunner final : public Runner {
 
   void prepare() override {
     const Options& o = rc_.opt;
-    pt2pt_layout(spec_, rc_.ctl.rank(), rc_.ctl.size(), o.pairs, ctx_.role, ctx_.peer);
-    pairs_ = spec_.multi_pair ? (o.pairs ? o.pairs : rc_.ctl.size() / 2) : 1;
+    const std::string exe = "cb_" + std::string(rc_.desc.name);
+    if (spec_.workers == Workers::None) refuse_workers(o);
+    if (spec_.fan != Fan::None) {
+      if (o.pairs != 0)
+        throw UsageError("-p/--pairs: " + exe +
+                         " takes its parents and children from the hosts (OMB's layout)");
+      fan_ = fan_layout(spec_.fan, rc_.ctl.rank(), rc_.ctl.size(), rc_.ctl.hosts());
+      ctx_.role = fan_.role;
+      peers_ = fan_.peers;
+      pairs_ = fan_.flows;
+      timers_ = fan_.parents;
+      times_ = fan_.parent;  // OMB: the parents time, whichever way the data goes
+    } else {
+      pt2pt_layout(spec_, rc_.ctl.rank(), rc_.ctl.size(), o.pairs, ctx_.role, ctx_.peer);
+      pairs_ = spec_.multi_pair ? (o.pairs ? o.pairs : rc_.ctl.size() / 2) : 1;
+      timers_ = pairs_;
+      times_ = ctx_.role == Role::Sender;  // senders time (OMB)
+      if (ctx_.role != Role::Idle) peers_ = {ctx_.peer};
+    }
     window_ = spec_.uses_window ? o.window : 1;
+    if (spec_.workers != Workers::None) workers_ = worker_counts(spec_.workers, o.workers);
     if (ctx_.role == Role::Idle) return;
+    ctx_.peer = peers_.front();
     // Senders use the first buffer letter (OMB: rank 0's side), receivers the second.
     const Mem mem = o.side_mem[ctx_.role == Role::Sender ? 0 : 1];
     if (const std::string why = rc_.be.unsupported_memory(mem); !why.empty()) throw UsageError(why);
     if (o.partitions != 0 && !spec_.partitioned)
       throw UsageError("--partitions applies to cb_partitioned_latency only");
     partitions_ = o.partitions ? o.partitions : kDefaultPartitions;
+    if (spec_.workers == Workers::Threads) {
+      check_threads(rc_.be, mem, exe);
+      threads_.role = ctx_.role;
+      threads_.peer = ctx_.peer;
+      threads_.counts = workers_;
+      threads_.wait = thread_wait_mode(rc_.ctl, o.wait, workers_, thread_note_);
+    }
     if (spec_.persistent) {
-      const std::string exe = "cb_" + std::string(rc_.desc.name);
       if (rc_.be.name() != "mpi")
         throw UsageError("--backend " + rc_.be.name() + ": " + exe +
                          " times MPI persistent requests (MPI_Send_init, MPI_Recv_init, "
@@ -122,10 +150,18 @@ class Pt2ptRunner final : public Runner {
                          " makes its requests once on the buffers, so there is no call to "
                          "stage around; give a CUDA-aware MPI");
     }
+    // osu_latency_mp forks after MPI_Init and before its buffers exist, as OMB 7.4.
+    if (spec_.workers == Workers::Processes)
+      children_ = std::make_unique<ForkedChildren>(ctx_.role == Role::Sender ? workers_.sender
+                                                                             : workers_.receiver);
+    // A receive buffer per thread (latency_mt) or per peer (a fan's parent), so that no two
+    // receives in flight share one and each can be checked against its sender.
+    recv_slots_ =
+        spec_.workers == Workers::Threads ? static_cast<size_t>(threads_.threads()) : peers_.size();
     send_ = rc_.alloc(o.sizes.max, mem);
-    recv_ = rc_.alloc(o.sizes.max, mem);
-    ack_ = rc_.alloc(1, Mem::Host);
-    ctx_.ack = ack_;
+    recv_ = rc_.alloc(o.sizes.max * recv_slots_, mem);
+    ack_ = rc_.alloc(peers_.size(), Mem::Host);
+    ctx_.ack = ack_.slice(0, 1);
   }
 
   // Bandwidth benchmarks: the line rate (environment.line_rate) and whether the pairs
@@ -140,7 +176,8 @@ class Pt2ptRunner final : public Runner {
       for (int r : host.second) node_of_rank[static_cast<size_t>(r)] = node;
       ++node;
     }
-    bound_ = line_rate_bound(rate, spec_.directions, pairs_, node_of_rank);
+    bound_ = spec_.fan != Fan::None ? fan_line_rate_bound(rate, fan_)
+                                    : line_rate_bound(rate, spec_.directions, pairs_, node_of_rank);
     const bool shown = bound_.bound_gbps > 0;
     std::string rate_text;
     if (rate > 0) {
@@ -180,11 +217,23 @@ class Pt2ptRunner final : public Runner {
     const auto side = [](Mem m) { return m == Mem::Cuda ? "DEVICE (D)" : "HOST (H)"; };
     std::vector<std::string> lines = {std::string("# Send Buffer on ") + side(rc_.opt.side_mem[0]) +
                                       " and Receive Buffer on " + side(rc_.opt.side_mem[1])};
-    if (spec_.uses_window)
+    if (spec_.fan != Fan::None)
+      lines.push_back(fan_header(spec_.fan, fan_, window_));
+    else if (spec_.uses_window)
       lines.push_back("# [ pairs: " + std::to_string(pairs_) +
                       " ] [ window size: " + std::to_string(window_) + " ]");
     else if (spec_.multi_pair)
       lines.push_back("# [ pairs: " + std::to_string(pairs_) + " ]");
+    if (spec_.workers == Workers::Threads)
+      lines.insert(lines.end(),
+                   {"# Number of Sender threads: " + std::to_string(workers_.sender),
+                    "# Number of Receiver threads: " + std::to_string(workers_.receiver)});
+    if (!thread_note_.empty()) lines.push_back(thread_note_);
+    if (spec_.workers == Workers::Processes)
+      lines.insert(
+          lines.end(),
+          {"# Number of forked processes in sender: " + std::to_string(workers_.sender),
+           "# Number of forked processes in receiver: " + std::to_string(workers_.receiver)});
     if (spec_.partitioned)
       lines.push_back("# [ partitions: up to " + std::to_string(partitions_) +
                       ", the largest count that divides the size ]");
@@ -205,33 +254,41 @@ class Pt2ptRunner final : public Runner {
     const int warmup = o.warmup_for(bytes);
     const bool active = ctx_.role != Role::Idle;
     const bool receives = ctx_.role == Role::Receiver || (active && spec_.both_receive);
-    if (spec_.persistent && comm_ == MPI_COMM_NULL) {  // every rank measures every size
+    const bool threads = spec_.workers == Workers::Threads;
+    if ((spec_.persistent || threads) && comm_ == MPI_COMM_NULL) {  // every rank, every size
       CB_MPI(MPI_Comm_dup(rc_.ctl.comm(), &comm_));
       ctx_.wait = rc_.ctl.wait_mode();
+      threads_.comm = comm_;
     }
     if (active) set_size(bytes);
     const bool validate = o.validate && point.validate;
     if (active && validate) {
       fill_pattern(ctx_.send, static_cast<uint32_t>(rc_.ctl.rank()));
-      if (receives) poison_pattern(ctx_.recv, static_cast<uint32_t>(ctx_.peer));
+      if (receives)
+        for (const auto& [buf, from] : inbound_) poison_pattern(buf, static_cast<uint32_t>(from));
     }
 
     if (injected_fault() == Fault::Hang && sizes_done_++ == 1 &&
         rc_.ctl.rank() == rc_.ctl.size() - 1)
       hang_forever();
-    Passes passes = timed_passes(rc_.ctl, active, warmup, iters, [this] { spec_.iteration(ctx_); });
+    Passes passes =
+        threads ? threaded_passes(rc_.ctl, threads_, warmup, iters)
+                : timed_passes(rc_.ctl, active, warmup, iters, [this] { spec_.iteration(ctx_); });
     const double total = passes.total;
     std::vector<double>& samples = passes.samples;
-    if (receives && injected_fault() == Fault::Corrupt) corrupt_first_byte(ctx_.recv);
-    const long long wrong = receives && validate
-                                ? static_cast<long long>(count_pattern_errors(ctx_.recv, ctx_.peer))
-                                : 0;
+    if (receives && injected_fault() == Fault::Corrupt) corrupt_first_byte(inbound_.front().first);
+    long long wrong = 0;
+    for (size_t i = 0; receives && validate && i < inbound_.size(); ++i) {
+      const int t = static_cast<int>(i), n = static_cast<int>(inbound_.size());
+      if (threads && !thread_received(t, n, long{warmup} + 2L * iters)) continue;
+      const auto& [buf, from] = inbound_[i];
+      wrong += static_cast<long long>(count_pattern_errors(buf, static_cast<uint32_t>(from)));
+    }
 
-    // Senders time (OMB). Sum of sender totals / pairs = mean sender time; per iteration
-    // the slowest sender.
-    const bool sender = ctx_.role == Role::Sender;
-    const double mean_total = rc_.ctl.sum(sender ? total : 0.0) / pairs_;
-    if (!sender) std::fill(samples.begin(), samples.end(), 0.0);
+    // The timing ranks' (senders', a fan's parents') total / their number = the mean time;
+    // per iteration the slowest of them.
+    const double mean_total = rc_.ctl.sum(times_ ? total : 0.0) / timers_;
+    if (!times_) std::fill(samples.begin(), samples.end(), 0.0);
     const std::vector<double> slowest = rc_.ctl.max(samples);
     SizeOutcome out;
     out.wrong = rc_.ctl.sum(wrong);
@@ -246,6 +303,19 @@ class Pt2ptRunner final : public Runner {
   void set_size(size_t bytes) {
     ctx_.send = send_.slice(0, bytes);
     ctx_.recv = recv_.slice(0, bytes);
+    const size_t max = rc_.opt.sizes.max;
+    inbound_.clear();
+    threads_.recv.clear();
+    for (size_t i = 0; i < recv_slots_; ++i) {
+      const Buf slot = recv_.slice(i * max, bytes);
+      inbound_.emplace_back(slot, ctx_.peer);
+      threads_.recv.push_back(slot);
+    }
+    if (spec_.workers == Workers::Threads) {
+      threads_.send = ctx_.send;
+      return;
+    }
+    if (spec_.fan != Fan::None) return set_fan(bytes);
     const P2POp send{P2POp::Kind::Send, ctx_.send, ctx_.peer, kDataTag};
     const P2POp recv{P2POp::Kind::Recv, ctx_.recv, ctx_.peer, kDataTag};
     ctx_.sends.assign(static_cast<size_t>(window_), send);
@@ -253,6 +323,25 @@ class Pt2ptRunner final : public Runner {
     ctx_.exchange = ctx_.recvs;
     ctx_.exchange.insert(ctx_.exchange.end(), ctx_.sends.begin(), ctx_.sends.end());
     if (spec_.persistent) make_persistent();
+  }
+
+  // A window to or from each peer, into the peer's own receive buffer; an ack each way back.
+  void set_fan(size_t bytes) {
+    const bool sender = ctx_.role == Role::Sender;
+    ctx_.sends.clear();
+    ctx_.recvs.clear();
+    ctx_.acks.clear();
+    for (size_t i = 0; i < peers_.size(); ++i) {
+      const int peer = peers_[i];
+      inbound_[i].second = peer;
+      const Buf in = recv_.slice(i * rc_.opt.sizes.max, bytes);
+      for (int w = 0; w < window_; ++w) {
+        ctx_.sends.push_back({P2POp::Kind::Send, ctx_.send, peer, kDataTag});
+        ctx_.recvs.push_back({P2POp::Kind::Recv, in, peer, kDataTag});
+      }
+      ctx_.acks.push_back(
+          {sender ? P2POp::Kind::Recv : P2POp::Kind::Send, ack_.slice(i, 1), peer, kAckTag});
+    }
   }
 
   // One request per operation of the iteration, on a duplicate of the control plane's
@@ -304,6 +393,11 @@ class Pt2ptRunner final : public Runner {
     if (spec_.metric == Pt2ptMetric::Latency) {
       latency_figures(o, iters, total, per_iter, 2.0, out);  // a round trip per iteration
       if (spec_.multi_pair) out.record["pairs"] = pairs_;    // multi_lat: the mean over them
+      if (spec_.workers != Workers::None)
+        out.record[spec_.workers == Workers::Threads ? "threads" : "forked_processes"] = {
+            {"sender", workers_.sender}, {"receiver", workers_.receiver}};
+      if (spec_.workers == Workers::Threads)
+        out.record["threads"]["wait"] = threads_.wait == WaitMode::Yield ? "yield" : "spin";
       if (spec_.partitioned) out.record["partitions"] = ctx_.partitions;
       return;
     }
@@ -312,6 +406,10 @@ class Pt2ptRunner final : public Runner {
     const BandwidthFigures f = bandwidth_figures(o, iters, total, per_iter, per_iter_mb, out);
     out.record["window"] = window_;
     out.record["pairs"] = pairs_;
+    if (spec_.fan != Fan::None)
+      out.record["fan"] = {{"parents", fan_.parents},
+                           {"children_per_parent", fan_.flows / fan_.parents},
+                           {"one_host", fan_.per_rank}};
     if (spec_.metric == Pt2ptMetric::MessageRate) {
       const double rate = total > 0 ? double(window_) * pairs_ * iters / total : 0.0;
       out.record["messages_per_s"] = rate;
@@ -335,11 +433,21 @@ class Pt2ptRunner final : public Runner {
   int pairs_ = 1;
   int window_ = 1;
   int sizes_done_ = 0;
-  MPI_Comm comm_ = MPI_COMM_NULL;  // persistent benchmarks: their own communicator
-  int partitions_ = 1;             // partitioned: --partitions, or kDefaultPartitions
-  LineRateBound bound_;            // annotate(): the % Line column's bound, 0 when not shown
-  std::string note_;               // annotate(): what the header line says after the rate
-  std::string header_;             // "# Line rate: ..." (bandwidth benchmarks)
+  MPI_Comm comm_ = MPI_COMM_NULL;             // persistent benchmarks: their own communicator
+  int partitions_ = 1;                        // partitioned: --partitions, or kDefaultPartitions
+  std::vector<int> peers_;                    // whom this rank sends to or receives from
+  int timers_ = 1;                            // ranks whose time makes the figure: senders, parents
+  bool times_ = false;                        // whether this rank is one of them
+  std::vector<std::pair<Buf, int>> inbound_;  // -c: each receive buffer and its sender
+  size_t recv_slots_ = 1;                     // receive buffers (of sizes.max bytes each)
+  FanLayout fan_;                             // bw_fan_in, bw_fan_out
+  WorkerCounts workers_;                      // latency_mt, latency_mp: -t
+  ThreadedPingPong threads_;                  // latency_mt
+  std::string thread_note_;                   // latency_mt: why its threads yield
+  std::unique_ptr<ForkedChildren> children_;  // latency_mp: this rank's
+  LineRateBound bound_;  // annotate(): the % Line column's bound, 0 when not shown
+  std::string note_;     // annotate(): what the header line says after the rate
+  std::string header_;   // "# Line rate: ..." (bandwidth benchmarks)
 };
 
 }  // namespace

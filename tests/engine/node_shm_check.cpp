@@ -157,8 +157,10 @@ void sizes_and_budget() {
   const size_t channels = n * (sizeof(cb::engine::Channel) + a->channel_data_bytes());
   expect(a->channel_data_bytes() == cb::engine::kMinChannelData, "CB_SHM_CHANNEL_BYTES=64K");
   expect(a->staging_bytes() * cb::engine::kStagingRegions == kStaging, "staging");
-  expect(a->segment_bytes() >= channels + kStaging &&
-             a->segment_bytes() < channels + kStaging + (64 << 10),
+  // Beyond channels and staging: the control area (operation slots, and the small-message
+  // path's area of kSmallAreaBytes).
+  expect(a->segment_bytes() >= channels + kStaging + cb::engine::kSmallAreaBytes &&
+             a->segment_bytes() < channels + kStaging + cb::engine::kSmallAreaBytes + (64 << 10),
          "segment bytes " + std::to_string(a->segment_bytes()));
   expect(NodeShm::process_bytes() == before + a->segment_bytes(), "process total");
   // CB_SHM_MAX_BYTES=6M: four segments of ~1.2 MiB fit. Rank 0 holds one more of 1.6 MiB,

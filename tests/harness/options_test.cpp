@@ -122,6 +122,24 @@ TEST(Options, BadInputNamesTheProblem) {
   EXPECT_NE(error_of(kNbc, {"-t", "-2"}).find("-t"), std::string::npos);
 }
 
+// OMB's -t of osu_latency_mt and osu_latency_mp: RECEIVERS or SENDERS:RECEIVERS, each 1 to
+// 127; a side not given stays 0 (the benchmark's default, pt2pt/workers.hpp).
+TEST(Options, DashTIsOmbsThreadsOrProcesses) {
+  const Options none = parse(kPt2pt, {});
+  EXPECT_EQ(none.workers[0], 0);
+  EXPECT_EQ(none.workers[1], 0);
+  const Options r = parse(kPt2pt, {"-t", "3"});
+  EXPECT_EQ(r.workers[0], 0);
+  EXPECT_EQ(r.workers[1], 3);
+  const Options sr = parse(kPt2pt, {"--num-threads", "2:127"});
+  EXPECT_EQ(sr.workers[0], 2);
+  EXPECT_EQ(sr.workers[1], 127);
+  EXPECT_EQ(nlohmann::json(sr)["workers"], nlohmann::json::array({2, 127}));
+  for (const char* bad : {"0", "128", "1:", ":2", "1:2:3", "a", "0:2", "1000"})
+    EXPECT_NE(error_of(kPt2pt, {"-t", bad}).find("1 to 127"), std::string::npos) << bad;
+  EXPECT_NE(error_of(kColl, {"-t", "2"}).find("-t"), std::string::npos);  // pt2pt and nbc only
+}
+
 // -M bounds the replay's buffers too (fuzz_options): it was parsed for collectives only, so
 // cb_replay -M 64M ran with the default 1 GiB limit and -M 1K was not refused.
 TEST(Options, ReplayMemLimit) {

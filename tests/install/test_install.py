@@ -35,7 +35,8 @@ BENCHMARKS = [
     "alltoallv", "ialltoallv", "gather", "igatherv", "scatter_persistent", "alltoallw",
     "reduce_scatterv", "allgatherv", "ibarrier", "latency", "bw", "bibw", "mbw_mr",
     "put_latency", "put_bw", "put_bibw", "get_latency", "get_bw", "acc_latency",
-    "get_acc_latency", "fop_latency", "cas_latency", "multi_lat", "latency_persistent",
+    "get_acc_latency", "fop_latency", "cas_latency", "multi_lat", "latency_mt", "latency_mp",
+    "bw_fan_in", "bw_fan_out", "latency_persistent",
     "bw_persistent", "bibw_persistent", "partitioned_latency", "init", "hello", "sendrecv",
     "hypercube", "replay", "info", "copybw",
 ]

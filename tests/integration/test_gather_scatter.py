@@ -6,8 +6,8 @@ from cbtest import case, check, check_document, doubling, load_json
 from test_collectives import REDUCIBLE, OPS, check_collective, check_overlap
 
 GATHER_SCATTER = ("allgather", "reduce_scatter")
-ALGOS = {"allgather": {"ring", "recursive_doubling", "bruck", "shm", "mpi"},
-         "reduce_scatter": {"ring", "recursive_halving", "pairwise", "shm", "mpi"}}
+ALGOS = {"allgather": {"ring", "recursive_doubling", "bruck", "shm", "small", "mpi"},
+         "reduce_scatter": {"ring", "recursive_halving", "pairwise", "shm", "small", "mpi"}}
 FAST = ["-i", "3", "-x", "1"]
 
 

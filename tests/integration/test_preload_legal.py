@@ -375,3 +375,18 @@ def legal_small_devshm(env):
                  unwrap_preload(preload_env(env, 2, pre_label)), wrap)
     check_same(plain, pre)
     return None
+
+
+@case
+def legal_small_interleaved(env):
+    """Issue 30's small-message path through the preload: small operations back to back on
+    two communicators, non-blocking ones left pending on A while every blocking small
+    collective runs on B and a blocking one on A waits its turn behind A's pending ones;
+    2 ranks spinning, 3 yielding."""
+    functions = ["MPI_Iallreduce", "MPI_Ibcast", "MPI_Allreduce", "MPI_Bcast", "MPI_Allgather",
+                 "MPI_Alltoall", "MPI_Reduce", "MPI_Reduce_scatter_block", "MPI_Barrier"]
+    small = {f"CB_{c.upper()}_ALGO": "small" for c in ("allreduce", "bcast", "allgather",
+                                                       "alltoall", "reduce", "reduce_scatter",
+                                                       "barrier")}
+    compare(env, 2, "small_interleaved", [40], extra=small, engine=functions)
+    compare(env, 3, "small_interleaved", [24], extra=small, engine=functions)

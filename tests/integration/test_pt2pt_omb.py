@@ -1,9 +1,13 @@
 """OMB's one-sided benchmarks (cb_put_latency ... cb_cas_latency) under mpirun -n 2: every
-window creation and synchronisation OMB offers, -c on the target's window, JSON, bad input."""
+window creation and synchronisation OMB offers, -c on the target's window, JSON, bad input;
+OMB's further two-sided ones (multi_lat, latency_mt, latency_mp, the persistent ones,
+partitioned_latency, bw_fan_in, bw_fan_out), the start-up ones and nccl-tests' exchanges."""
 import math
+import os
 
 from cbtest import (case, check, check_document, check_refused, check_summary, doubling,
                     finite_positive, load_json)
+from test_launch import virtual_nodes, virtual_nodes_unavailable
 
 # name: (default sync, is bandwidth, active synchronisation only, sizes swept)
 RMA = {
@@ -217,6 +221,173 @@ def pt2pt_multi_lat_two_and_four_ranks(env):
             check_summary(res["latency_us"], where)
     r = env.run(3, "multi_lat", ["-m", "8", "--wait", "yield"], timeout=30)
     check(r.rc == 2 and "even number of ranks" in r.err, f"3 ranks: {r}")
+
+
+def _workers_doc(env, bench, spec, want, extra=(), wait="yield"):
+    """One -c run of latency_mt or latency_mp with -t SPEC (None: the default); `want` the
+    (sender, receiver) counts the header and every record must show; latency_mt's threads
+    wait as `wait` says (--wait auto when None)."""
+    out = env.path(f"{bench}-{spec}-{wait}.json")
+    args = ["-m", "0:4K", "-i", "40", "-x", "4", "-c", "-J", out, *extra]
+    if wait:
+        args += ["--wait", wait]
+    if spec:
+        args += ["-t", spec]
+    r = env.ok(2, bench, args, timeout=120)
+    what = "threads" if bench == "latency_mt" else "forked_processes"
+    lines = ([f"# Number of Sender threads: {want[0]}", f"# Number of Receiver threads: {want[1]}"]
+             if bench == "latency_mt" else
+             [f"# Number of forked processes in sender: {want[0]}",
+              f"# Number of forked processes in receiver: {want[1]}"])
+    check(all(line in r.out.splitlines() for line in lines), f"OMB's header lines {lines}:\n{r.out}")
+    doc = load_json(out)
+    check_document(doc, bench, 2, doubling(0, 4096))
+    for res in doc["results"]:
+        where = f"{bench} -t {spec} at {res['bytes']} B"
+        counts = {"sender": want[0], "receiver": want[1]}
+        if bench == "latency_mt":  # the threads' wait: as --wait says, or (auto) checked after
+            counts["wait"] = wait or res[what].get("wait")
+        check(res[what] == counts, f"{where}: {res.get(what)}")
+        check(res["validation"]["passed"] and res["validation"]["wrong_elements"] == 0, where)
+        check_summary(res["latency_us"], where)
+        check(abs(res["iteration_us"]["p50"] / 2 - res["latency_us"]["p50"]) < 1e-9,
+              f"{where}: latency = round trip / 2")
+    return r
+
+
+@case
+def pt2pt_latency_mt_threads(env):
+    """osu_latency_mt: ping-pong threads (MPI_THREAD_MULTIPLE) on both ranks, OMB's -t
+    [SENDERS:]RECEIVERS; one sender thread (fixed tags, any receiver thread answers) and two
+    (a tag per iteration); every thread's receive buffer checked. At most 2 x 2 threads,
+    yielding where they outnumber the cores (--wait yield, or auto)."""
+    for spec, want in ((None, (1, 2)), ("2:2", (2, 2)), ("2:1", (2, 1)), ("1", (1, 1))):
+        _workers_doc(env, "latency_mt", spec, want)
+    # --wait auto: threads yield when the node has more polling threads than cores, as ranks.
+    cores = os.cpu_count()
+    for spec, polling in (("1:1", 2), ("2:2", 4)):
+        wait = "yield" if polling > cores else "spin"
+        r = _workers_doc(env, "latency_mt", spec, (polling // 2, polling // 2), wait=None)
+        doc = load_json(env.path(f"latency_mt-{spec}-None.json"))
+        got = {res["threads"]["wait"] for res in doc["results"]}
+        note = f"# Threads wait: yield ({polling} polling threads on {cores} cores"
+        check(got == {wait} and (note in r.out) == (wait == "yield"), f"-t {spec}: {got}\n{r.out}")
+    out = env.path("mt-bad.json")
+    r = env.run(2, "latency_mt", ["-m", "8:16", "-i", "10", "-t", "2:2", "--wait", "yield", "-c",
+                                  "-J", out], env={"CB_TEST_FAULT": "corrupt"}, timeout=60)
+    check(r.rc == 1 and load_json(out)["status"] == "validation_failed", f"corrupt: {r}")
+    for bad in ("0", "128", "1:2:3", "x", "2:"):
+        r = env.run(2, "latency_mt", ["-m", "8", "-t", bad], timeout=30)
+        check(r.rc == 2 and "-t" in r.err and "1 to 127" in r.err, f"-t {bad}: {r}")
+    r = env.run(2, "latency", ["-m", "8", "-t", "2"], timeout=30)
+    check(r.rc == 2 and "cb_latency_mt" in r.err, f"-t on cb_latency: {r}")
+    r = env.run(2, "latency_mt", ["-m", "8", "--backend", "engine"], timeout=30)
+    check(r.rc == 2 and "--backend mpi" in r.err, f"latency_mt on the engine: {r}")
+    r = env.run(3, "latency_mt", ["-m", "8", "--wait", "yield"], timeout=30)
+    check(r.rc == 2 and "exactly 2 ranks" in r.err, f"latency_mt on 3 ranks: {r}")
+
+
+def _running(exe):
+    """Processes whose command line starts with `exe` (this build's binary)."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                if f.read().split(b"\0")[0] == exe.encode():
+                    found.append(pid)
+        except OSError:
+            pass
+    return found
+
+
+@case
+def pt2pt_latency_mp_forks(env):
+    """osu_latency_mp: each rank fork()s -t [SENDERS:]RECEIVERS children (OMB: 0:2) that sleep
+    while the ranks ping-pong; they end with their rank, none is left behind (a child still
+    holding the launcher's output pipe would also keep mpirun from returning)."""
+    for spec, want in ((None, (0, 2)), ("1:1", (1, 1)), ("3", (0, 3))):
+        _workers_doc(env, "latency_mp", spec, want)
+        left = _running(env.exe("latency_mp"))
+        check(not left, f"-t {spec}: processes of cb_latency_mp left running: {left}")
+    _workers_doc(env, "latency_mp", "1:1", (1, 1), extra=["--backend", "engine"])
+    r = env.run(3, "latency_mp", ["-m", "8", "--wait", "yield"], timeout=30)
+    check(r.rc == 2 and "exactly 2 ranks" in r.err, f"latency_mp on 3 ranks: {r}")
+
+
+def _check_fan_doc(doc, bench, np, parents, window, one_host):
+    children = (np - parents) // parents
+    for res in doc["results"]:
+        where = f"{bench} on {np} ranks at {res['bytes']} B"
+        check(res["validation"]["passed"] and res["validation"]["wrong_elements"] == 0, where)
+        check(res["fan"] == {"parents": parents, "children_per_parent": children,
+                             "one_host": one_host}, f"{where}: fan {res['fan']}")
+        check(res["window"] == window and res["pairs"] == parents * children, f"{where}: {res}")
+        # bytes x window x flows per (mean parent) iteration
+        at_p50 = res["bytes"] * window * parents * children / res["iteration_us"]["p50"]
+        got = res["bandwidth_MBps_at_iteration_percentile"]["p50"]
+        check(abs(got - at_p50) <= 1e-9 * at_p50, f"{where}: p50 bandwidth {got} != {at_p50}")
+        check("latency_us" not in res, f"{where}: no latency figure")
+
+
+@case
+def pt2pt_bw_fan_in_and_out(env):
+    """OMB 7.5's congestion benchmarks on one host: rank 0 is the parent of every other rank
+    (2 ranks, and 4 yielding); the parent times; every received window checked, the parent's
+    from each child in its own buffer (fan in); the mpi and engine backends."""
+    for bench, word in (("bw_fan_in", "in"), ("bw_fan_out", "out")):
+        for np, backend in ((2, "mpi"), (4, "mpi"), (2, "engine")):
+            out = env.path(f"{bench}-{np}-{backend}.json")
+            extra = ["--wait", "yield"] if np > 2 else []
+            r = env.ok(np, bench, ["-m", "1:16K", "-i", "20", "-x", "2", "-W", "8", "-c",
+                                   "--backend", backend, "-J", out, *extra], timeout=120)
+            kids = "1 child" if np == 2 else f"{np - 1} children"
+            check(f"# [ fan {word}: 1 parent x {kids} ]" in r.out and "one host" in r.out, r.out)
+            doc = load_json(out)
+            check_document(doc, bench, np, doubling(1, 16384))
+            _check_fan_doc(doc, bench, np, 1, 8, True)
+        out = env.path(f"{bench}-bad.json")
+        r = env.run(4, bench, ["-m", "8:16", "-i", "5", "-W", "4", "-c", "--wait", "yield",
+                               "-J", out], env={"CB_TEST_FAULT": "corrupt"}, timeout=60)
+        check(r.rc == 1 and load_json(out)["status"] == "validation_failed", f"{bench}: {r}")
+        got = [x["validation"]["wrong_elements"] for x in load_json(out)["results"]]
+        receivers = 1 if word == "in" else 3  # a corrupted byte per receiving rank
+        check(all(w == receivers for w in got), f"{bench}: {got} != {receivers} per size")
+        r = env.run(1, bench, ["-m", "8"], timeout=30)
+        check(r.rc == 2 and "at least 2 ranks" in r.err, f"{bench} on 1 rank: {r}")
+        r = env.run(2, bench, ["-m", "8", "-t", "2"], timeout=30)
+        check(r.rc == 2 and "-t applies" in r.err, f"-t on {bench}: {r}")
+        r = env.run(2, bench, ["-m", "8", "-p", "1"], timeout=30)
+        check(r.rc == 2 and "-p/--pairs" in r.err and "hosts" in r.err, f"-p on {bench}: {r}")
+
+
+@case
+def pt2pt_bw_fan_on_virtual_nodes(env):
+    """OMB's layout over host names (one rank per UTS namespace): 2 ranks on each of 2 hosts
+    are 2 parents of 1 child each, with a line rate a % Line column bounded by the parents'
+    one link; hosts with different rank counts are refused, as OMB does."""
+    why = virtual_nodes_unavailable()
+    if why:
+        return "SKIP: " + why
+    for bench in ("bw_fan_in", "bw_fan_out"):
+        out = env.path(f"{bench}-vnodes.json")
+        r = virtual_nodes(env, bench, ["-m", "1K:4K", "-i", "10", "-x", "2", "-W", "4", "-c",
+                                       "--wait", "yield", "-J", out],
+                          names=("vnode-a", "vnode-a", "vnode-b", "vnode-b"),
+                          extra_env={"CB_LINE_RATE_GBPS": "100"})
+        check(r.rc == 0 and "2 parents x 1 child" in r.out and "nodes by host" in r.out,
+              f"{bench} on 2 x 2 virtual nodes: {r}")
+        doc = load_json(out)
+        check_document(doc, bench, 4, doubling(1024, 4096))
+        _check_fan_doc(doc, bench, 4, 2, 4, False)
+        line = doc["line_rate"]
+        check(line["percent_reported"] and line["bound_gbps"] == 100 and line["links"] == 1 and
+              line["pairs"] == 2, f"{bench}: line_rate {line}")
+        for res in doc["results"]:
+            want = res["bandwidth_MBps"] * 8 / 1000 / 100 * 100
+            check(abs(res["line_rate_percent"] - want) <= 1e-9 * want, f"% Line {res}")
+        r = virtual_nodes(env, bench, ["-m", "8", "--wait", "yield"],
+                          names=("vnode-a", "vnode-a", "vnode-b"))
+        check(r.rc == 2 and "same number of ranks on every host" in r.err, f"2 + 1 ranks: {r}")
 
 
 @case

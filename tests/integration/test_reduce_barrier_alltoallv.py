@@ -66,7 +66,8 @@ def barrier_one_row(env):
         check("# Size" not in r.out and "Avg Latency(us)" in r.out, r.out)
         doc = load_json(out)
         got = [(res["bytes"], res["algo"]) for res in doc["results"]]
-        want = [(0, "")] if backend == "mpi" else [(0, "dissemination"), (0, "shm"), (0, "mpi")]
+        want = [(0, "")] if backend == "mpi" else [(0, "dissemination"), (0, "shm"), (0, "small"),
+                                                           (0, "mpi")]
         check(got == want, f"one size-0 record per algorithm: {got}")
         for res in doc["results"]:
             check(res["latency_us"]["avg"] > 0 and "busbw_GBps" not in res, res)

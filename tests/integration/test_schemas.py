@@ -317,8 +317,9 @@ def schemas_every_output(env):
     for bench in ("put_latency", "put_bw", "put_bibw", "get_acc_latency"):
         d.bench(2, bench, [*QUICK, "-c"])
     for bench in ("latency_persistent", "bw_persistent", "multi_lat", "partitioned_latency",
-                  "sendrecv", "hypercube"):
+                  "sendrecv", "hypercube", "latency_mp", "bw_fan_in", "bw_fan_out"):
         d.bench(2, bench, [*QUICK, "-c"])
+    d.bench(2, "latency_mt", [*QUICK, "-c", "-t", "2:2", "--wait", "yield"])
     d.bench(2, "cas_latency", ["-i", "5", "-x", "1", "-c", "-s", "fence", "-w", "dynamic"])
     # A line rate (CB_LINE_RATE_GBPS): one node, no % Line; on two host names, % Line.
     d.bench(2, "bibw", QUICK, name="bibw.rate", env={"CB_LINE_RATE_GBPS": "100"})

@@ -1022,6 +1022,92 @@ void small_devshm(int count) {
 int arg_int(int argc, char** argv, int i, int dflt) {
   return argc > i ? std::atoi(argv[i]) : dflt;
 }
+// ---- 17. the small-message path (issue 30): back to back on two communicators -------------
+
+// Per iteration k (sizes 1 to 1024 ints, every block within the engine's 16 KiB slot): on A
+// an MPI_Iallreduce and an MPI_Ibcast left pending; on B every blocking small collective
+// (allreduce, bcast, allgather, alltoall, reduce, reduce_scatter_block, barrier); then a
+// blocking MPI_Allreduce on A while A's operations are still pending (the small path must
+// wait its turn behind them); an MPI_Waitall every 8 iterations.
+void small_interleaved(int iters) {
+  MPI_Comm a = dup(MPI_COMM_WORLD), b = dup(MPI_COMM_WORLD);
+  const std::vector<int> who = members(MPI_COMM_WORLD);
+  const size_t ns = static_cast<size_t>(g_size);
+  std::vector<std::unique_ptr<Allreduce>> ars;
+  std::vector<std::pair<int, std::vector<int>>> bcs;  // (k, buffer)
+  std::vector<MPI_Request> reqs;
+  const auto complete = [&] {
+    MPI_Waitall(static_cast<int>(reqs.size()), reqs.data(), MPI_STATUSES_IGNORE);
+    for (auto& ar : ars) ar->check("A iallreduce " + std::to_string(ar->k));
+    for (auto& [k, buf] : bcs) {
+      const int kk = k;
+      expect_eq<int>("A ibcast " + std::to_string(k), buf, [&](size_t i) { return bc_val(kk, i); });
+      own("A ibcast " + std::to_string(k), buf);
+    }
+    ars.clear();
+    bcs.clear();
+    reqs.clear();
+  };
+  const size_t sizes[] = {1, 7, 64, 333, 1024};
+  for (int k = 0; k < iters; ++k) {
+    const size_t n = sizes[k % 5];
+    const std::string at = " k=" + std::to_string(k);
+    ars.push_back(std::make_unique<Allreduce>(k, n, who));
+    reqs.push_back(MPI_REQUEST_NULL);
+    MPI_Iallreduce(ars.back()->send.data(), ars.back()->recv.data(), static_cast<int>(n), MPI_INT,
+                   MPI_SUM, a, &reqs.back());
+    const int root = k % g_size;
+    bcs.emplace_back(k, std::vector<int>(n, -1));
+    if (g_rank == root)
+      for (size_t i = 0; i < n; ++i) bcs.back().second[i] = bc_val(k, i);
+    reqs.push_back(MPI_REQUEST_NULL);
+    MPI_Ibcast(bcs.back().second.data(), static_cast<int>(n), MPI_INT, root, a, &reqs.back());
+
+    blocking_allreduce(b, k + 1000, n, "B allreduce" + at);
+    blocking_bcast(b, k + 2000, n, (k + 1) % g_size, "B bcast" + at);
+    const size_t m = 1 + static_cast<size_t>(k) % 200;  // a block
+    std::vector<int> s(ns * m), r(ns * m, -1);
+    for (size_t i = 0; i < m; ++i) s[i] = g_rank * 100000 + k * 10 + static_cast<int>(i % 7);
+    MPI_Allgather(s.data(), static_cast<int>(m), MPI_INT, r.data(), static_cast<int>(m), MPI_INT,
+                  b);
+    expect_eq<int>("B allgather" + at, r, [&](size_t i) {
+      return static_cast<int>(i / m) * 100000 + k * 10 + static_cast<int>(i % m % 7);
+    });
+    own("B allgather" + at, r);
+    for (size_t i = 0; i < ns * m; ++i)
+      s[i] = g_rank * 1000000 + static_cast<int>(i / m) * 1000 + k + static_cast<int>(i % m % 3);
+    MPI_Alltoall(s.data(), static_cast<int>(m), MPI_INT, r.data(), static_cast<int>(m), MPI_INT, b);
+    expect_eq<int>("B alltoall" + at, r, [&](size_t i) {
+      return static_cast<int>(i / m) * 1000000 + g_rank * 1000 + k + static_cast<int>(i % m % 3);
+    });
+    own("B alltoall" + at, r);
+    for (size_t i = 0; i < ns * m; ++i) s[i] = ar_in(g_rank, k, i);
+    const auto sum = [&](size_t i) {
+      int t = 0;
+      for (int w : who) t += ar_in(w, k, i);
+      return t;
+    };
+    const int rroot = (k + 2) % g_size;
+    std::vector<int> red(m, -1);
+    MPI_Reduce(s.data(), red.data(), static_cast<int>(m), MPI_INT, MPI_SUM, rroot, b);
+    if (g_rank == rroot) {
+      expect_eq<int>("B reduce" + at, red, sum);
+      own("B reduce" + at, red);
+    }
+    MPI_Reduce_scatter_block(s.data(), red.data(), static_cast<int>(m), MPI_INT, MPI_SUM, b);
+    const size_t mine = static_cast<size_t>(g_rank) * m;
+    expect_eq<int>("B reduce_scatter_block" + at, red, [&](size_t i) { return sum(mine + i); });
+    own("B reduce_scatter_block" + at, red);
+    MPI_Barrier(b);
+
+    blocking_allreduce(a, k + 3000, n, "A allreduce behind pending" + at);
+    if (k % 8 == 7) complete();
+  }
+  complete();
+  MPI_Comm_free(&a);
+  MPI_Comm_free(&b);
+}
+
 std::string arg_str(int argc, char** argv, int i, const char* dflt) {
   return argc > i ? argv[i] : dflt;
 }
@@ -1075,6 +1161,8 @@ int main(int argc, char** argv) {
     reduce_roots();
   } else if (name == "large_count") {
     large_count();
+  } else if (name == "small_interleaved") {
+    small_interleaved(arg_int(argc, argv, 3, 40));
   } else if (name == "small_devshm") {
     small_devshm(arg_int(argc, argv, 3, 8));
   } else {

@@ -253,6 +253,7 @@ struct NodeShm::Header {
   std::atomic<uint32_t> lost;  // set by the first peer that found the owner dead
   pthread_mutex_t lifeline;    // robust, process-shared: held by the owner while attached
   OpSlot slots[kOpSlots];
+  alignas(64) std::byte small[kSmallAreaBytes];
 };
 
 PeerLost::PeerLost(int rank_, pid_t pid_)
@@ -475,6 +476,10 @@ NodeShm::Header& NodeShm::header(int local) const {
 
 OpSlot& NodeShm::slot(int local, uint64_t op) {
   return header(local).slots[op % kOpSlots];
+}
+
+std::byte* NodeShm::small_area(int local) const {
+  return header(local).small;
 }
 
 Channel& NodeShm::channel(int receiver, int sender) {

@@ -89,6 +89,12 @@ inline constexpr uint64_t progress(uint64_t op, uint64_t count) {
   return (op << 24) + count;
 }
 
+// The small-message path's area of each rank (shm/small_slots.hpp lays it out): a cache
+// line of flags and two inline data buffers of kSmallSlotBytes, in the segment's control
+// area (zeroed and populated when the segment is made, like the operation slots).
+inline constexpr size_t kSmallSlotBytes = 16384;
+inline constexpr size_t kSmallAreaBytes = 64 + 2 * kSmallSlotBytes;
+
 // Point-to-point messages from one local rank to another, in the receiver's segment.
 // A message is one descriptor (data in its slot, or described in place), or a train of
 // fragments through consecutive slots (a pipelined copy for private buffers).
@@ -144,6 +150,7 @@ class NodeShm {
   const std::vector<int>& members() const { return members_; }
 
   OpSlot& slot(int local, uint64_t op);
+  std::byte* small_area(int local) const;  // kSmallAreaBytes, 64-byte aligned
   Channel& channel(int receiver, int sender);
   // Staging space of a local rank for the pipelined collective `op`: one region per
   // operation in flight, so concurrent collectives never share one (region_bytes each).
