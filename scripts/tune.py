@@ -47,7 +47,11 @@ COLLS = {"allreduce": "4:64M", "bcast": "4:64M", "alltoall": "4:4M",
          "allgather": "4:16M", "reduce_scatter": "4:16M",
          "reduce": "4:64M", "alltoallv": "4:4M", "barrier": None,  # barrier: no sizes
          "gather": "4:16M", "scatter": "4:16M", "gatherv": "4:16M", "scatterv": "4:16M",
-         "allgatherv": "4:16M"}
+         "allgatherv": "4:16M",
+         # on -N's default topology (cart:2:1); the size is one neighbor's block
+         "neighbor_allgather": "4:4M", "neighbor_allgatherv": "4:4M",
+         "neighbor_alltoall": "4:4M", "neighbor_alltoallv": "4:4M",
+         "neighbor_alltoallw": "4:4M"}
 # What libcb_engine_preload.so routes to the engine (docs/preload.md), barrier aside (no
 # buffers, so no private-buffer tier).
 PRELOADED = {"allreduce", "bcast", "alltoall", "allgather", "reduce_scatter", "reduce"}
@@ -198,6 +202,10 @@ GENERAL = {
     ("scatterv", "noshm"): [("binomial", 0, None)],
     ("allgatherv", "shm"): [("shm", 0, None)],
     ("allgatherv", "noshm"): [("binomial", 0, None)],
+    # one engine algorithm (exchange, over each peer's transport) for the neighborhoods
+    **{(f"neighbor_{c}", tier): [("exchange", 0, None)]
+       for c in ("allgather", "allgatherv", "alltoall", "alltoallv", "alltoallw")
+       for tier in ("shm", "noshm")},
 }
 
 

@@ -31,6 +31,9 @@ class EngineBackend final : public Backend {
 
   void run(const CollArgs& args) override;
   std::unique_ptr<Request> start(const CollArgs& args) override;
+  // The engine's algorithms read the topology from the arguments; the `mpi` algorithm runs
+  // the library's collective on a graph communicator of it, made here (engine::Comm).
+  void use_topology(const Topology& topology) override { comm_.use_topology(topology); }
   // Built once here, re-armed at every start (engine::Schedule::rearm), for algorithms whose
   // schedule can run again (engine::Algorithm::rerunnable).
   std::unique_ptr<PersistentColl> init(const CollArgs& args) override;

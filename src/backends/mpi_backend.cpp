@@ -5,7 +5,6 @@
 #include <nlohmann/json.hpp>
 
 #include "core/mpi_check.hpp"
-#include "core/topology.hpp"
 #include "core/vcounts.hpp"
 #include "engine/mpi_collective.hpp"
 #include "engine/mpi_half_op.hpp"
@@ -202,16 +201,7 @@ std::unique_ptr<PersistentColl> MpiBackend::init(const CollArgs& a) {
 }
 
 void MpiBackend::use_topology(const Topology& t) {
-  if (graphs_.count(&t)) return;
-  const std::vector<int>& in = t.sources(rank());
-  const std::vector<int>& out = t.destinations(rank());
-  MPI_Comm graph = MPI_COMM_NULL;
-  // No reordering: rank r of the graph is rank r of the topology's lists.
-  CB_MPI(MPI_Dist_graph_create_adjacent(comm_, static_cast<int>(in.size()), in.data(),
-                                        MPI_UNWEIGHTED, static_cast<int>(out.size()), out.data(),
-                                        MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &graph));
-  MPI_Comm_set_errhandler(graph, MPI_ERRORS_RETURN);
-  graphs_[&t] = graph;
+  if (!graphs_.count(&t)) graphs_[&t] = make_graph_comm(comm_, t, rank());
 }
 
 // On the collective's own communicator, as OMB's MPI_Barrier(MPI_COMM_WORLD) after each

@@ -105,7 +105,7 @@ constexpr CollSpec neighbor(Coll coll, bool varying) {
       .bus_factor = one_factor,
       .fill = fill,
       .check = check,
-      .backends = backend_bit(BackendKind::Mpi),
+      .backends = backend_bit(BackendKind::Mpi) | backend_bit(BackendKind::Engine),
       .in_place_defined = false,
       .varying_counts = varying,
       .counts_meaning = gather ? "average bytes per rank's block" : "average bytes per edge",

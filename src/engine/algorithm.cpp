@@ -92,6 +92,11 @@ std::span<const Algorithm* const> all_algorithms() {
                                               &kScattervShm,
                                               &kAllgathervBinomial,
                                               &kAllgathervShm,
+                                              &kNeighborAllgatherExchange,
+                                              &kNeighborAllgathervExchange,
+                                              &kNeighborAlltoallExchange,
+                                              &kNeighborAlltoallvExchange,
+                                              &kNeighborAlltoallwExchange,
                                               &kAllreduceMpi,
                                               &kBcastMpi,
                                               &kAlltoallMpi,
@@ -104,7 +109,12 @@ std::span<const Algorithm* const> all_algorithms() {
                                               &kGathervMpi,
                                               &kScatterMpi,
                                               &kScattervMpi,
-                                              &kAllgathervMpi};
+                                              &kAllgathervMpi,
+                                              &kNeighborAllgatherMpi,
+                                              &kNeighborAllgathervMpi,
+                                              &kNeighborAlltoallMpi,
+                                              &kNeighborAlltoallvMpi,
+                                              &kNeighborAlltoallwMpi};
   return kAll;
 }
 

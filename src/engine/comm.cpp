@@ -5,6 +5,7 @@
 
 #include "core/mpi_check.hpp"
 #include "engine/execution.hpp"
+#include "engine/mpi_collective.hpp"
 #include "engine/settings.hpp"
 #include "engine/staging_transport.hpp"
 
@@ -75,11 +76,21 @@ Comm::Comm(MPI_Comm parent, WaitMode wait, size_t shm_heap_bytes) : wait_(wait) 
 }
 
 Comm::~Comm() {
+  for (auto& [topology, graph] : graphs_) MPI_Comm_free(&graph);
   small_.reset();
   staging_.reset();
   shm_transport_.reset();
   shm_.reset();
   if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
+}
+
+void Comm::use_topology(const Topology& t) {
+  if (!graphs_.count(&t)) graphs_[&t] = make_graph_comm(comm_, t, rank_);
+}
+
+MPI_Comm Comm::graph(const Topology& t) const {
+  const auto it = graphs_.find(&t);
+  return it == graphs_.end() ? MPI_COMM_NULL : it->second;
 }
 
 std::vector<int> Comm::node_members(int node) const {

@@ -46,6 +46,12 @@ class Comm {
   std::vector<int> node_members(int node) const;
   std::vector<int> leaders() const;
   MPI_Comm mpi() const { return comm_; }
+  // The neighborhood collectives' topologies as distributed-graph communicators of mpi()
+  // (make_graph_comm), on which the `mpi` algorithm calls the library's own. use_topology()
+  // is collective (every rank, in the same order, before the topology's first collective);
+  // graph() is MPI_COMM_NULL for a topology it was not given. Freed with the Comm.
+  void use_topology(const Topology& topology);
+  MPI_Comm graph(const Topology& topology) const;
   WaitMode wait_mode() const { return wait_; }
   // The tuning table's "parameters" (defaults until the backend sets its table's).
   const TuningParameters& tuning() const { return tuning_; }
@@ -96,6 +102,7 @@ class Comm {
   std::unique_ptr<ShmTransport> shm_transport_;
   std::string shm_status_;
   std::unique_ptr<Transport> staging_;  // created at the first device transfer
+  std::map<const Topology*, MPI_Comm> graphs_;
   Transport& staging();
   uint64_t seq_ = 0;
   TuningParameters tuning_;

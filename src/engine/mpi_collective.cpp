@@ -210,6 +210,17 @@ void fill_neighbor_arrays(const CollArgs& a, int rank, MpiCountArrays& v) {
   v.rdispls_aint.assign(v.rdispls.begin(), v.rdispls.end());
 }
 
+MPI_Comm make_graph_comm(MPI_Comm parent, const Topology& t, int rank) {
+  const std::vector<int>& in = t.sources(rank);
+  const std::vector<int>& out = t.destinations(rank);
+  MPI_Comm graph = MPI_COMM_NULL;
+  CB_MPI(MPI_Dist_graph_create_adjacent(parent, static_cast<int>(in.size()), in.data(),
+                                        MPI_UNWEIGHTED, static_cast<int>(out.size()), out.data(),
+                                        MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &graph));
+  MPI_Comm_set_errhandler(graph, MPI_ERRORS_RETURN);
+  return graph;
+}
+
 std::string mpi_collective_refuses(const CollArgs& a) {
   // MPICH 4.0's device-level (ch4) reduce reads MPI_IN_PLACE as a buffer at a root other
   // than 0 above 2 KiB and crashes (SIGSEGV at 0xffffffffffffffff); its MPIR algorithms

@@ -85,4 +85,10 @@ inline int as_mpi_count(size_t n) {
   return static_cast<int>(n);
 }
 
+// The distributed-graph communicator of `topology` over `parent` (collective over parent;
+// `rank` is this rank in it), on which the library's neighborhood collectives run: the
+// lists' order is MPI's neighbor order, and no reordering, so ranks stay the topology's.
+// Errors return (MPI_ERRORS_RETURN), as on parent. The caller frees it.
+MPI_Comm make_graph_comm(MPI_Comm parent, const Topology& topology, int rank);
+
 }  // namespace cb

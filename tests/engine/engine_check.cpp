@@ -2,9 +2,9 @@
 // once per rank count, in yield mode when ranks outnumber cores): every algorithm of every
 // collective against a locally computed reference, for every dtype and op, counts 0, 1,
 // around the rank count and not divisible by it, in and out of place, several roots, and
-// several MiB, in plain and in engine-allocated (shared) buffers; then non-blocking operations in
-// flight together, and the errors for algorithms that cannot run. Prints each failure; exits 1 if
-// any.
+// several MiB, in plain and in engine-allocated (shared) buffers; the neighborhood collectives on
+// Cartesian topologies, also persistent; then non-blocking operations in flight together, and
+// the errors for algorithms that cannot run. Prints each failure; exits 1 if any.
 #include <mpi.h>
 
 #include <algorithm>
@@ -17,6 +17,7 @@
 #include "backends/engine_backend.hpp"
 #include "core/coll_spec.hpp"
 #include "core/errors.hpp"
+#include "core/topology.hpp"
 #include "core/vcounts.hpp"
 #include "gpu/memory.hpp"
 
@@ -31,14 +32,16 @@ struct Case {
   size_t count;
   bool in_place;
   int root;
-  const CountMatrix* counts = nullptr;  // alltoallv
+  const CountMatrix* counts = nullptr;  // alltoallv, the v forms
+  const Topology* topology = nullptr;   // neighborhood collectives
 };
 
 std::string describe(const Case& c) {
   return std::string(to_string(c.spec->coll)) + "/" + c.algo + " " +
          std::string(to_string(c.dtype)) + " " + std::string(to_string(c.op)) + " count " +
          std::to_string(c.count) + (c.in_place ? " in place" : "") + " root " +
-         std::to_string(c.root) + (c.counts ? " counts " + c.counts->pattern().str() : "");
+         std::to_string(c.root) + (c.counts ? " counts " + c.counts->pattern().str() : "") +
+         (c.topology ? " on " + c.topology->spec().str() : "");
 }
 
 class Checker {
@@ -66,21 +69,32 @@ class Checker {
          .root = c.root,
          .in_place = c.in_place,
          .algo = c.algo,
-         .counts = c.counts};
+         .counts = c.counts,
+         .topology = c.topology};
     // Out of place as the spec sizes it (in place it has no send buffer; one is still
-    // allocated, unused, so that send and recv are never the same allocation).
-    const size_t send_bytes =
-        (c.counts ? c.spec->counted_send(*c.counts, false) : c.spec->send_elements(c.count, n)) * w;
-    const size_t recv_bytes = c.spec->recv_elements_of(a, n) * w;
+    // allocated, unused, so that send and recv are never the same allocation). A
+    // neighborhood collective's buffers are this rank's edges.
+    const size_t send_bytes = (c.topology ? c.spec->neighbor_elements(a, ctl_.rank(), true)
+                               : c.counts ? c.spec->counted_send(*c.counts, false)
+                                          : c.spec->send_elements(c.count, n)) *
+                              w;
+    const size_t recv_bytes = (c.topology ? c.spec->neighbor_elements(a, ctl_.rank(), false)
+                                          : c.spec->recv_elements_of(a, n)) *
+                              w;
     p.recv = allocate(recv_bytes);
     p.send = allocate(send_bytes);
     a.recv = p.recv;
     a.send = c.in_place ? p.recv : p.send;
-    std::vector<std::byte> send(send_bytes), recv(recv_bytes);
-    c.spec->fill(a, ctl_.rank(), n, send.data(), recv.data());
+    fill(c, p);
+    return p;
+  }
+
+  // The exact inputs in send, recv poisoned (again, for a persistent collective's next start).
+  void fill(const Case& c, Prepared& p) {
+    std::vector<std::byte> send(p.send.bytes), recv(p.recv.bytes);
+    c.spec->fill(p.args, ctl_.rank(), ctl_.size(), send.data(), recv.data());
     write_buffer(p.send, send);
     write_buffer(p.recv, recv);
-    return p;
   }
 
   long long finish(const Case& c, Prepared& p) {
@@ -99,6 +113,32 @@ class Checker {
       return;  // e.g. ring with fewer elements than ranks: checked in errors()
     }
     be_.run(p.args);
+    record(c, finish(c, p));
+  }
+
+  // Made persistent once, then started twice: before the second start the buffers are
+  // filled and poisoned again, so a start that moves nothing fails the check.
+  void persistent(const Case& c) {
+    Prepared p = prepare(c);
+    p.args.persistent = true;
+    if (const std::string why = be_.unsupported(p.args); !why.empty()) {
+      release(p);
+      // Refused only where the algorithm's schedule cannot run twice (mpi).
+      const engine::Algorithm* algo = engine::find_algorithm(c.spec->coll, c.algo);
+      if (algo && !algo->rerunnable) return;
+      ++checked_;
+      ++failed_;
+      std::fprintf(stderr, "rank %d: %s: no persistent form: %s\n", ctl_.rank(),
+                   describe(c).c_str(), why.c_str());
+      return;
+    }
+    std::unique_ptr<PersistentColl> op = be_.init(p.args);
+    for (int start = 0; start < 2; ++start) {
+      if (start) fill(c, p);
+      op->start();
+      op->wait();
+    }
+    op.reset();
     record(c, finish(c, p));
   }
 
@@ -141,6 +181,7 @@ class Checker {
   }
 
   std::vector<std::string> algorithms(Coll coll) const { return be_.algorithms(coll); }
+  void use_topology(const Topology& t) { be_.use_topology(t); }
   long long failures() const { return ctl_.sum(failed_); }
   long long checked() const { return checked_; }
 
@@ -255,6 +296,55 @@ void run_rooted_blocks(Checker& chk, int n, const std::vector<size_t>& counts, s
               chk.blocking({spec, algo, dt, Op::Max, m->mean(), in_place, root, m.get()});
 }
 
+// The Cartesian topologies of -N the neighborhood collectives run on: 1-3 dimensions, radius
+// 1 and 2 (short dimensions, where +r and -r meet; at 1 rank no neighbor at all), made once
+// and given to the backend (collective: every rank, same order).
+const std::vector<std::unique_ptr<Topology>>& topologies(Checker& chk, int n) {
+  static std::vector<std::unique_ptr<Topology>> made;
+  if (!made.empty()) return made;
+  for (const char* text : {"cart:1:1", "cart:1:2", "cart:2:1", "cart:2:2", "cart:3:1"}) {
+    const TopologySpec spec = parse_topology(text);
+    std::vector<int> extents(static_cast<size_t>(spec.dims), 0);
+    MPI_Dims_create(n, spec.dims, extents.data());
+    made.push_back(std::make_unique<Topology>(Topology::cartesian(spec, extents)));
+    chk.use_topology(*made.back());
+  }
+  return made;
+}
+
+// The five neighborhood collectives: every algorithm on every topology, counts 0, 1, odd and
+// about 256 KiB per edge, uniform, Zipf-skewed (zero-sized edges) and random counts for the
+// v and w forms; persistent (built once, started twice) where the algorithm can be.
+void run_neighbors(Checker& chk, int n) {
+  const CollSpec* fixed[] = {&kNeighborAllgatherSpec, &kNeighborAlltoallSpec};
+  const CollSpec* varying[] = {&kNeighborAllgathervSpec, &kNeighborAlltoallvSpec,
+                               &kNeighborAlltoallwSpec};
+  static std::vector<std::unique_ptr<CountMatrix>> matrices;  // outlive the cases
+  if (matrices.empty())
+    for (const char* pattern : {"uniform", "zipf:1.5,3", "random:5"})
+      for (size_t mean : {size_t{0}, size_t{1}, size_t{1001}, size_t{40000}})
+        matrices.push_back(std::make_unique<CountMatrix>(parse_counts_pattern(pattern), mean, n));
+  static const CountMatrix skewed(parse_counts_pattern("zipf:1.5,3"), 1001, n);
+  for (const auto& t : topologies(chk, n)) {
+    for (const CollSpec* spec : fixed)
+      for (const std::string& algo : chk.algorithms(spec->coll)) {
+        for (Dtype dt : {Dtype::Char, Dtype::Half, Dtype::Double})
+          for (size_t count : {size_t{0}, size_t{1}, size_t{1003}})
+            chk.blocking({spec, algo, dt, Op::Max, count, false, 0, nullptr, t.get()});
+        const Case big{spec, algo, Dtype::Float, Op::Max, 65539, false, 0, nullptr, t.get()};
+        chk.blocking(big);
+        chk.persistent(big);
+      }
+    for (const CollSpec* spec : varying)
+      for (const std::string& algo : chk.algorithms(spec->coll)) {
+        for (const auto& m : matrices)
+          for (Dtype dt : {Dtype::Char, Dtype::Double})
+            chk.blocking({spec, algo, dt, Op::Max, m->mean(), false, 0, m.get(), t.get()});
+        chk.persistent({spec, algo, Dtype::Int32, Op::Max, 1001, false, 0, &skewed, t.get()});
+      }
+  }
+}
+
 void run_matrix(Checker& chk, int n) {
   const std::vector<size_t> counts = {
       0, 1, static_cast<size_t>(n > 1 ? n - 1 : 2), static_cast<size_t>(n + 1), 7, 1003};
@@ -286,6 +376,7 @@ void run_matrix(Checker& chk, int n) {
   run_gather_scatter_matrix(chk, n, counts, big);
   run_reduce_barrier_alltoallv(chk, n, counts, big);
   run_rooted_blocks(chk, n, counts, big);
+  run_neighbors(chk, n);
 }
 
 void run_in_flight(Checker& chk, int n) {
@@ -310,6 +401,11 @@ void run_in_flight(Checker& chk, int n) {
   for (const CollSpec* spec : {&kGathervSpec, &kScattervSpec, &kAllgathervSpec})
     for (const std::string& algo : chk.algorithms(spec->coll))
       cases.push_back({spec, algo, Dtype::Int32, Op::Max, 77, false, n - 1, &zipf});
+  const Topology* grid = topologies(chk, n)[2].get();  // cart:2:1
+  for (const CollSpec* spec : {&kNeighborAllgatherSpec, &kNeighborAlltoallvSpec})
+    for (const std::string& algo : chk.algorithms(spec->coll))
+      cases.push_back({spec, algo, Dtype::Int32, Op::Max, 77, false, 0,
+                       spec->varying_counts ? &zipf : nullptr, grid});
   cases.push_back({&kAllreduceSpec, "", Dtype::Double, Op::Max, 70000, true, 0});  // tuned
   // All of them in flight at once, more than the engine's window of 16 operations whose
   // shared-memory state stays apart (engine::Comm::kOpWindow), waited for newest first: the

@@ -151,6 +151,29 @@ def load_json(path):
         return json.load(f)
 
 
+def engine_algo_all(env, np, bench, args, out, algos, run_env=None):
+    """cb_BENCH --backend engine --algo all -c (yield above 2 ranks): every algorithm of
+    `algos` measured, every size Pass. Returns the JSON document."""
+    wait = ["--wait", "yield"] if np > 2 else []
+    env.ok(np, bench, ["--backend", "engine", "--algo", "all", "-c", "-i", "3", "-x", "1",
+                       *wait, *args, "-J", out], timeout=240, env=run_env)
+    doc = load_json(out)
+    seen = {r["algo"] for r in doc["results"]}
+    check(seen == set(algos), f"{bench} {args}: algorithms measured {seen}, expected {algos}")
+    bad = [(r["bytes"], r["algo"]) for r in doc["results"] if not r["validation"]["passed"]]
+    check(not bad, f"{bench} {args} at {np} ranks: not passed: {bad}")
+    return doc
+
+
+def check_corruption_caught(env, bench, args):
+    """-c is not a formality: with one received byte flipped (CB_TEST_FAULT=corrupt) the run
+    fails with exit 1 and says DATA VALIDATION ERROR."""
+    r = env.run(2, bench, ["-m", "64:64", "-c", "-i", "3", "-x", "1", *args],
+                env={"CB_TEST_FAULT": "corrupt"})
+    check(r.rc == 1 and "DATA VALIDATION ERROR" in r.err,
+          f"{bench} {args}: corruption not reported: {r}")
+
+
 def finite_positive(x):
     return isinstance(x, (int, float)) and math.isfinite(x) and x > 0
 

@@ -4,7 +4,7 @@ bits across ranks) at 2, 3 and 4 ranks (yield above 2), in and out of place, at 
 a rotating root, with skewed and random counts for the v forms; the default choice follows
 the tuning table (shm on one node, binomial without shared memory); a corrupted result is
 caught."""
-from cbtest import case, check, load_json
+from cbtest import case, check, check_corruption_caught, engine_algo_all, load_json
 
 COLLS = ["gather", "scatter", "gatherv", "scatterv", "allgatherv"]
 ROOTED = {"gather", "scatter", "gatherv", "scatterv"}
@@ -14,15 +14,7 @@ FAST = ["-i", "3", "-x", "1"]
 
 
 def algo_all(env, np, coll, args, out):
-    """--algo all with -c; requires every algorithm measured at every size, all Pass."""
-    wait = ["--wait", "yield"] if np > 2 else []
-    env.ok(np, coll, ["--backend", "engine", "--algo", "all", "-c", *FAST, *wait, *args,
-                      "-J", out], timeout=240)
-    results = load_json(out)["results"]
-    seen = {r["algo"] for r in results}
-    check(seen == ALGOS, f"{coll} {args}: algorithms measured {seen}, expected {ALGOS}")
-    bad = [(r["bytes"], r["algo"]) for r in results if not r["validation"]["passed"]]
-    check(not bad, f"{coll} {args} at {np} ranks: not passed: {bad}")
+    engine_algo_all(env, np, coll, args, out, ALGOS)
 
 
 def every_form(env, np, sizes):
@@ -86,10 +78,7 @@ def engine_gather_scatter_validation_catches_corruption(env):
     """-c is not a formality on the engine either: a flipped byte fails each algorithm."""
     for coll in ("gather", "scatterv", "allgatherv"):
         for algo in sorted(ALGOS):
-            r = env.run(2, coll, ["--backend", "engine", "--algo", algo, "-m", "64:64", "-c",
-                                  *FAST], env={"CB_TEST_FAULT": "corrupt"})
-            check(r.rc == 1 and "DATA VALIDATION ERROR" in r.err,
-                  f"{coll} {algo}: corruption not reported: {r}")
+            check_corruption_caught(env, coll, ["--backend", "engine", "--algo", algo])
 
 
 @case

@@ -56,6 +56,13 @@ extern const Algorithm kScattervBinomial;
 extern const Algorithm kScattervShm;
 extern const Algorithm kAllgathervBinomial;
 extern const Algorithm kAllgathervShm;
+// The neighborhood collectives by direct exchange (neighbor_exchange.cpp), one schedule for
+// the five.
+extern const Algorithm kNeighborAllgatherExchange;
+extern const Algorithm kNeighborAllgathervExchange;
+extern const Algorithm kNeighborAlltoallExchange;
+extern const Algorithm kNeighborAlltoallvExchange;
+extern const Algorithm kNeighborAlltoallwExchange;
 // The MPI library's own collective (mpi_library.cpp), one for each collective.
 extern const Algorithm kAllreduceMpi;
 extern const Algorithm kBcastMpi;
@@ -70,5 +77,10 @@ extern const Algorithm kGathervMpi;
 extern const Algorithm kScatterMpi;
 extern const Algorithm kScattervMpi;
 extern const Algorithm kAllgathervMpi;
+extern const Algorithm kNeighborAllgatherMpi;
+extern const Algorithm kNeighborAllgathervMpi;
+extern const Algorithm kNeighborAlltoallMpi;
+extern const Algorithm kNeighborAlltoallvMpi;
+extern const Algorithm kNeighborAlltoallwMpi;
 
 }  // namespace cb::engine

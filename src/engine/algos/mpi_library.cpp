@@ -33,17 +33,26 @@ class LibraryCall final : public Pollable {
   MPI_Request req_;
 };
 
+// The communicator the library's collective runs on: the engine's, or for a neighborhood
+// collective the distributed-graph communicator of its topology (Comm::use_topology).
+MPI_Comm library_comm(const CollArgs& a, const Group& g) {
+  return a.topology ? g.comm()->graph(*a.topology) : g.comm()->mpi();
+}
+
 std::string cannot_run(const CollArgs& a, const Group& g) {
   if (!g.comm())
     return "mpi: the MPI library's collective runs on the whole communicator, not on a "
            "subgroup of it";
+  if (a.topology && library_comm(a, g) == MPI_COMM_NULL)
+    return "mpi: no graph communicator of this topology (the backend's use_topology() makes "
+           "it before the first neighborhood collective)";
   if (a.recv.mem != Mem::Host && !mpi_is_cuda_aware())
     return "mpi: this MPI library is not CUDA-aware";
   return mpi_collective_refuses(a);
 }
 
 void build(Schedule& s, const CollArgs& a, const Group& g) {
-  s.poll(std::make_unique<LibraryCall>(a, g.comm()->mpi(), g.rank()));
+  s.poll(std::make_unique<LibraryCall>(a, library_comm(a, g), g.rank()));
   s.end_round();
 }
 
@@ -51,7 +60,7 @@ void build(Schedule& s, const CollArgs& a, const Group& g) {
 // program order, and MPI completes it whatever engine operations are still in flight.
 void run_blocking(const CollArgs& a, const Group& g) {
   MpiCountArrays counts;
-  run_mpi_collective(a, g.comm()->mpi(), g.rank(), counts);
+  run_mpi_collective(a, library_comm(a, g), g.rank(), counts);
 }
 
 constexpr std::string_view kSummary =
@@ -81,6 +90,11 @@ CB_MPI_LIBRARY_ALGORITHM(kGathervMpi, Coll::Gatherv)
 CB_MPI_LIBRARY_ALGORITHM(kScatterMpi, Coll::Scatter)
 CB_MPI_LIBRARY_ALGORITHM(kScattervMpi, Coll::Scatterv)
 CB_MPI_LIBRARY_ALGORITHM(kAllgathervMpi, Coll::Allgatherv)
+CB_MPI_LIBRARY_ALGORITHM(kNeighborAllgatherMpi, Coll::NeighborAllgather)
+CB_MPI_LIBRARY_ALGORITHM(kNeighborAllgathervMpi, Coll::NeighborAllgatherv)
+CB_MPI_LIBRARY_ALGORITHM(kNeighborAlltoallMpi, Coll::NeighborAlltoall)
+CB_MPI_LIBRARY_ALGORITHM(kNeighborAlltoallvMpi, Coll::NeighborAlltoallv)
+CB_MPI_LIBRARY_ALGORITHM(kNeighborAlltoallwMpi, Coll::NeighborAlltoallw)
 #undef CB_MPI_LIBRARY_ALGORITHM
 
 }  // namespace cb::engine
