@@ -18,6 +18,8 @@
 # (matplotlib: every series, with the copy bound). Timings need a quiet machine.
 # CB_COMPARE_REUSE=1: use the build folders the tests use (build/, build-$CB_MPI/) as they
 # are configured, building only the benchmarks and the preload there (for a smoke run).
+# CB_COMPARE_TARGETS: what to build (default "cb_benchmarks cb_engine_preload"; naming
+# only cb_<coll> of CB_COLLS, cb_copybw and cb_engine_preload saves most of the build).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:?usage: scripts/compare_mpis.sh OUTDIR [cb options]}
@@ -27,6 +29,7 @@ mpis=${CB_MPIS:-mpich4 mpich5 openmpi5}
 colls=${CB_COLLS:-allreduce bcast alltoall allgather reduce_scatter}
 passes=${CB_PASSES:-1}
 engine_mpis=${CB_ENGINE_MPIS:-${mpis%% *}}
+targets=${CB_COMPARE_TARGETS:-cb_benchmarks cb_engine_preload}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 
@@ -41,11 +44,12 @@ for mpi in $mpis; do
     build=$(source scripts/mpi_select.sh && CB_MPI=$mpi cb_mpi_build_dir build)
     [ -f "$build/CMakeCache.txt" ] || { echo "compare_mpis: no $build/ to reuse" >&2; exit 2; }
     echo "== compare_mpis: $mpi: reusing $build/"
-    cmake --build "$build" -j"$(nproc)" --target cb_benchmarks cb_engine_preload >/dev/null
+    # shellcheck disable=SC2086
+    cmake --build "$build" -j"$(nproc)" $(printf -- '--target %s ' $targets) >/dev/null
   else
     case "$mpi" in mpich4) build=build-release ;; *) build=build-release-$mpi ;; esac
     echo "== compare_mpis: building against $mpi in $build/"
-    CB_MPI=$mpi CB_BUILD_TARGETS="cb_benchmarks cb_engine_preload" bash scripts/build.sh "$build" \
+    CB_MPI=$mpi CB_BUILD_TARGETS="$targets" bash scripts/build.sh "$build" \
       -DCMAKE_BUILD_TYPE=Release -DCOLLBENCH_BUILD_TESTS=OFF
   fi
   BUILD[$mpi]=$build

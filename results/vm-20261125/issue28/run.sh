@@ -5,7 +5,7 @@
 # (interleaved), each run --repeat 3 (median pass); then compare.py per collective.
 #   bash results/vm-20261125/issue28/run.sh [BUILD_DIR [OUT_DIR [COLL ...]]]
 # OUT_DIR (default: this folder) receives the files; COLLs replace the five above, e.g. the
-# neighborhood collectives (on -N's default cart:2:1, one neighbor each at 2 ranks):
+# neighborhood collectives (on -N's default cart:1:1, one neighbor each at 2 ranks):
 #   bash results/vm-20261125/issue28/run.sh build results/NEW neighbor_allgather \
 #     neighbor_allgatherv neighbor_alltoall neighbor_alltoallv neighbor_alltoallw
 set -euo pipefail
