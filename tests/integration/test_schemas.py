@@ -35,6 +35,8 @@ SHARED = "collbench.common-1.schema.json"  # definitions only, no document of it
 # "collbench.NAME/N" in src/ or scripts/ without a schema fails schemas_well_formed.
 NO_SCHEMA_YET = {
     "collbench.model/1": "scripts/model.py's report (new; its format is still changing)",
+    "collbench.fidelity/1": "scripts/omb_fidelity.py's comparison with OMB's loop (new)",
+    "collbench.fidelity_callgrind/1": "scripts/omb_fidelity.py's instruction counts (new)",
 }
 
 QUICK = ["-m", "8:8", "-i", "2", "-x", "1"]  # one small size, few iterations
