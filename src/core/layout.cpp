@@ -1,11 +1,11 @@
 #include "core/layout.hpp"
 
 #include <algorithm>
-#include <charconv>
 #include <cstring>
 #include <fstream>
 
 #include "core/errors.hpp"
+#include "core/whole_number.hpp"
 
 namespace cb {
 namespace {
@@ -16,12 +16,9 @@ namespace {
 }
 
 bool to_size(std::string_view field, size_t& v) {
-  while (!field.empty() && std::string_view(" \t\r").find(field.front()) != std::string_view::npos)
-    field.remove_prefix(1);
-  while (!field.empty() && std::string_view(" \t\r").find(field.back()) != std::string_view::npos)
-    field.remove_suffix(1);
-  const auto [end, ec] = std::from_chars(field.data(), field.data() + field.size(), v);
-  return !field.empty() && ec == std::errc() && end == field.data() + field.size();
+  const std::optional<size_t> n = whole_number<size_t>(field);
+  if (n) v = *n;
+  return n.has_value();
 }
 
 std::vector<std::pair<size_t, size_t>> read_runs(std::string_view text, const std::string& path) {

@@ -1,13 +1,13 @@
 #include "core/topology.hpp"
 
 #include <algorithm>
-#include <charconv>
 #include <fstream>
 #include <numeric>
 #include <optional>
 #include <set>
 
 #include "core/errors.hpp"
+#include "core/whole_number.hpp"
 
 namespace cb {
 namespace {
@@ -17,19 +17,8 @@ namespace {
                    " (expected cart:DIMS:RADIUS, e.g. cart:2:1, or graph:FILE)");
 }
 
-// The whole of `field` as a number, or nothing.
-std::optional<int> whole_number(std::string_view field) {
-  while (!field.empty() && (field.front() == ' ' || field.front() == '\t')) field.remove_prefix(1);
-  while (!field.empty() && std::string_view(" \t\r\n").find(field.back()) != std::string_view::npos)
-    field.remove_suffix(1);
-  int v = 0;
-  const auto [end, ec] = std::from_chars(field.data(), field.data() + field.size(), v);
-  if (field.empty() || ec != std::errc() || end != field.data() + field.size()) return std::nullopt;
-  return v;
-}
-
 int number(std::string_view field, std::string_view whole) {
-  const std::optional<int> v = whole_number(field);
+  const std::optional<int> v = whole_number<int>(field);
   if (!v) bad(whole, "'" + std::string(field) + "' is not a number");
   return *v;
 }
@@ -69,10 +58,10 @@ std::vector<std::pair<int, int>> read_graph_edges(const std::string& path) {
     if (first == std::string::npos || line[first] == '#') continue;  // blank or comment
     const size_t comma = line.find(',');
     const std::optional<int> from =
-        whole_number(std::string_view(line).substr(0, comma == std::string::npos ? 0 : comma));
+        whole_number<int>(std::string_view(line).substr(0, comma == std::string::npos ? 0 : comma));
     const std::optional<int> to = comma == std::string::npos
                                       ? std::nullopt
-                                      : whole_number(std::string_view(line).substr(comma + 1));
+                                      : whole_number<int>(std::string_view(line).substr(comma + 1));
     if (!from || !to)
       throw UsageError("-N/--topology graph:" + path + ": line " + std::to_string(lineno) + " ('" +
                        line + "') is not an edge SOURCE,DESTINATION");
