@@ -3,6 +3,7 @@
 #include <sched.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cctype>
 #include <chrono>
@@ -140,6 +141,9 @@ class NbOp {
 
 namespace {
 
+struct Holder;
+void reap_freed();
+
 std::vector<NbOp*>& in_flight() {
   static std::vector<NbOp*> ops;
   return ops;
@@ -155,9 +159,16 @@ int query_fn(void*, MPI_Status* status) {
   return MPI_SUCCESS;
 }
 
+// What MPI's callbacks leave to be freed under the engine mutex (guard.hpp: they run with
+// MPI's lock held and must not wait for the mutex). g_freed_mu is a leaf: nothing is
+// called while it is held.
+std::mutex g_freed_mu;
+std::vector<NbOp*> g_freed_ops;
+std::vector<Holder*> g_freed_holders;
+
 int free_fn(void* state) {
-  Guard g;
-  delete static_cast<NbOp*>(state);
+  std::lock_guard lock(g_freed_mu);
+  g_freed_ops.push_back(static_cast<NbOp*>(state));
   return MPI_SUCCESS;
 }
 
@@ -169,9 +180,12 @@ int cancel_fn(void*, int) {
 // and MPI_Test call this until the request is complete: every operation of this process
 // advances, not only this one (a peer may need another of ours to go on). Without them the
 // preload's own MPI_Wait*/MPI_Test* (preload_progress.cpp) do the same.
+// Both run with MPI's lock held: they advance the engine only when its mutex is free, and
+// otherwise return to MPI, whose progress loop calls the poll function again (the thread
+// holding the mutex is advancing the same operations meanwhile).
 int poll_fn(void* state, MPI_Status*) {
   if (inside_engine()) return MPI_SUCCESS;  // called back from inside the engine
-  progress_all();
+  progress_all_if_free();
   const NbOp* op = static_cast<NbOp*>(state);
   if (!op->done && op->wait_mode() == WaitMode::Yield) sched_yield();
   return MPI_SUCCESS;
@@ -183,7 +197,7 @@ int wait_fn(int count, void** states, double, MPI_Status*) {
   for (int i = 0; i < count; ++i) {
     const NbOp* op = static_cast<NbOp*>(states[i]);
     for (uint64_t polls = 0; !op->done;) {
-      progress_all();
+      if (!progress_all_if_free()) return MPI_SUCCESS;  // another thread holds the mutex
       if (!op->done) pause(++polls, op->wait_mode());
     }
   }
@@ -206,18 +220,41 @@ std::map<MPI_Comm, Holder*>& registry() {
 
 std::atomic<uint64_t> g_generation{1};
 
+// Inside MPI_Comm_free (MPI's lock held): the communicator leaves the registry at once; its
+// engine is freed by the next thread that holds the engine mutex (reap_freed), with its
+// last operation.
 int delete_fn(MPI_Comm comm, int, void* value, void*) {
-  Guard g;
   g_generation.fetch_add(1, std::memory_order_relaxed);
   {
     std::lock_guard lock(g_registry_mu);
     registry().erase(comm);
   }
-  try {
-    delete static_cast<Holder*>(value);  // the engine goes with its last operation
-  } catch (...) {
-  }
+  std::lock_guard lock(g_freed_mu);
+  g_freed_holders.push_back(static_cast<Holder*>(value));
   return MPI_SUCCESS;
+}
+
+// With the engine mutex held: frees what the callbacks left. An operation is freed once it
+// is done (MPI may call the free function of a request the application released before it
+// completed).
+void reap_freed() {
+  std::vector<NbOp*> ops;
+  std::vector<Holder*> holders;
+  {
+    std::lock_guard lock(g_freed_mu);
+    const auto done = std::partition(g_freed_ops.begin(), g_freed_ops.end(),
+                                     [](const NbOp* op) { return !op->done; });
+    ops.assign(done, g_freed_ops.end());
+    g_freed_ops.erase(done, g_freed_ops.end());
+    holders.swap(g_freed_holders);
+  }
+  for (NbOp* op : ops) delete op;
+  for (Holder* h : holders) {
+    try {
+      delete h;  // the engine goes with its last operation
+    } catch (...) {
+    }
+  }
 }
 
 void (*g_at_finalize)() = nullptr;
@@ -282,8 +319,9 @@ void poke_mpi() {
   PMPI_Test(&g_poke, &flag, MPI_STATUS_IGNORE);
 }
 
-bool progress_all() {
-  Guard g;
+namespace {
+// With the engine mutex held.
+bool progress_all_held() {
   if (g_progressing) return !in_flight().empty();
   g_progressing = true;
   std::vector<NbOp*>& ops = in_flight();
@@ -300,6 +338,20 @@ bool progress_all() {
   }
   g_progressing = false;
   return !ops.empty();
+}
+}  // namespace
+
+bool progress_all() {
+  Guard g;
+  reap_freed();
+  return progress_all_held();
+}
+
+bool progress_all_if_free() {
+  TryGuard g;
+  if (!g) return false;
+  progress_all_held();
+  return true;
 }
 
 size_t operations_in_flight() {
@@ -440,6 +492,7 @@ void CommEngine::run(const CollArgs& a, const engine::Algorithm& algo) {
 void CommEngine::start(const CollArgs& a, const engine::Algorithm& algo, const char* function,
                        MPI_Request* request) {
   Guard g;
+  reap_freed();
   started_nonblocking_ = true;
   auto op = std::make_unique<NbOp>(shared_from_this(), algo, a, function);
   CB_MPI(mpi_compat::pmpi_grequest_start(query_fn, free_fn, cancel_fn, poll_fn, wait_fn, op.get(),
@@ -452,6 +505,10 @@ void CommEngine::start(const CollArgs& a, const engine::Algorithm& algo, const c
 }
 
 void create_engine(MPI_Comm comm) {
+  {
+    Guard g;
+    reap_freed();  // freed communicators' shared memory counts against the budget until then
+  }
   Inside in;  // collective over comm, which no other thread of this process uses yet
   if (keyval() == MPI_KEYVAL_INVALID || holder_of(comm)) return;
   auto holder = std::make_unique<Holder>();
@@ -484,7 +541,8 @@ void free_all_engines() {
     std::lock_guard lock(g_registry_mu);
     for (const auto& [comm, holder] : registry()) comms.push_back(comm);
   }
-  for (MPI_Comm c : comms) PMPI_Comm_delete_attr(c, g_keyval);  // delete_fn frees
+  for (MPI_Comm c : comms) PMPI_Comm_delete_attr(c, g_keyval);  // delete_fn queues
+  reap_freed();
   PMPI_Comm_free_keyval(&g_keyval);
   if (g_poke != MPI_REQUEST_NULL) {
     PMPI_Grequest_complete(g_poke);

@@ -95,6 +95,9 @@ void free_all_engines();
 void at_finalize(void (*fn)());
 // Advances every non-blocking engine operation of this process once; true if any is left.
 bool progress_all();
+// The same from MPI's callbacks (guard.hpp's lock order): only if no other thread holds the
+// engine mutex; false when one does (nothing advanced).
+bool progress_all_if_free();
 // Non-blocking engine operations in flight in this process (no lock taken).
 size_t operations_in_flight();
 // Around a blocking MPI call that does not advance the engine (a collective passed to the

@@ -7,6 +7,14 @@
 // never held across anything that waits for another process. Creating an engine, which
 // is collective, marks the thread inside the engine without taking it (Inside): the new
 // communicator is not yet visible to any other thread.
+//
+// Lock order: the engine mutex, then MPI's own lock (a thread holding the mutex calls MPI:
+// the engine's transports, MPI_Grequest_start/complete). MPI calls back into this library
+// with its lock held (MPICH 5 runs a generalized request's free function inside MPI_Test,
+// an attribute's delete function inside MPI_Comm_free, the poll and wait functions inside
+// its progress): a callback must never wait for the mutex, or a thread holding it and
+// calling MPI deadlocks with the thread inside MPI. Callbacks take it only if it is free
+// (TryGuard) or leave their work to the next thread that holds it (reap_freed).
 #pragma once
 
 #include <mutex>
@@ -42,6 +50,23 @@ class Guard {
 
  private:
   std::lock_guard<std::recursive_mutex> lock_;
+};
+
+// The mutex only if no other thread holds it (this thread may: it is recursive).
+class TryGuard {
+ public:
+  TryGuard() : lock_(engine_mutex(), std::try_to_lock) {
+    if (lock_) ++t_inside;
+  }
+  ~TryGuard() {
+    if (lock_) --t_inside;
+  }
+  TryGuard(const TryGuard&) = delete;
+  TryGuard& operator=(const TryGuard&) = delete;
+  explicit operator bool() const { return lock_.owns_lock(); }
+
+ private:
+  std::unique_lock<std::recursive_mutex> lock_;
 };
 
 }  // namespace cb::preload

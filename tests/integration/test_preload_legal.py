@@ -244,6 +244,15 @@ def legal_threads_distinct_comms(env):
 
 
 @case
+def legal_threads_comm_free(env):
+    """Two threads per process: one frees communicators (MPI_Comm_free calls the engine's
+    attribute delete function with MPI's lock held) while the other starts and waits for
+    engine operations, calling MPI with the engine's lock held (a lock-order deadlock)."""
+    return all_of([compare(env, 2, "threads_comm_free", threads=True,
+                           engine=["MPI_Iallreduce"])])
+
+
+@case
 def legal_nbx(env):
     """The NBX pattern (MPI_Issend, MPI_Iprobe/MPI_Recv, MPI_Ibarrier once the sends are
     done), the MPI_Ibarrier being the first collective on its communicator; rank 1 sends

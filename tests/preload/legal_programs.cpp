@@ -431,6 +431,42 @@ void threads_distinct_comms() {
   MPI_Comm_free(&b);
 }
 
+// ---- 5b. one thread frees communicators while another runs collectives ------------------
+
+// MPI calls back into the preload with its own lock held (MPI_Comm_free: the attribute's
+// delete function; MPI_Test: a generalized request's free function), while the other thread
+// calls MPI from inside the engine: a callback that waited for the engine deadlocked.
+void threads_comm_free() {
+  MPI_Comm a = dup(MPI_COMM_WORLD), b = dup(MPI_COMM_WORLD);
+  const std::vector<int> who = members(MPI_COMM_WORLD);
+  std::thread collectives([&] {
+    for (int k = 0; k < 400; ++k) {
+      const size_t n = k % 2 ? 16384 : 16;
+      Allreduce y(k, n, who);
+      MPI_Request r;
+      MPI_Iallreduce(y.send.data(), y.recv.data(), static_cast<int>(n), MPI_INT, MPI_SUM, a, &r);
+      MPI_Wait(&r, MPI_STATUS_IGNORE);
+      y.check("A iallreduce " + std::to_string(k));
+    }
+  });
+  std::thread churn([&] {
+    for (int k = 0; k < 60; ++k) {
+      MPI_Comm c = dup(b);  // an engine made and freed with each
+      Allreduce x(k + 500, 64, who);
+      MPI_Request r;
+      MPI_Iallreduce(x.send.data(), x.recv.data(), 64, MPI_INT, MPI_SUM, c, &r);
+      MPI_Wait(&r, MPI_STATUS_IGNORE);
+      x.check("B iallreduce on dup " + std::to_string(k));
+      MPI_Comm_free(&c);
+    }
+  });
+  collectives.join();
+  churn.join();
+  std::sort(g_lines.begin(), g_lines.end());
+  MPI_Comm_free(&a);
+  MPI_Comm_free(&b);
+}
+
 // ---- 6. NBX: synchronous sends, then MPI_Ibarrier while probing ---------------------------
 
 // Each rank sends 2 messages to each of up to 2 peers (rank+1, rank+2). Rank 1 sends late:
@@ -1120,7 +1156,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   const std::string name = argv[1];
-  const bool threaded = name == "thread_exits" || name == "threads_distinct_comms";
+  const bool threaded =
+      name == "thread_exits" || name == "threads_distinct_comms" || name == "threads_comm_free";
   int provided = MPI_THREAD_SINGLE;
   if (threaded)
     MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
@@ -1141,6 +1178,8 @@ int main(int argc, char** argv) {
     thread_exits();
   } else if (name == "threads_distinct_comms") {
     threads_distinct_comms();
+  } else if (name == "threads_comm_free") {
+    threads_comm_free();
   } else if (name == "nbx") {
     nbx(arg_str(argc, argv, 3, "dup"));
   } else if (name == "first_nonblocking") {
