@@ -1,10 +1,14 @@
 #!/usr/bin/env python3
 """Tables and plots of scripts/compare_mpis.sh's run: compare_mpis.py OUTDIR
 
-Reads OUTDIR/<coll>.<series>.<pass>.json (series: mpi-<MPI>, engine-<MPI>,
-engine-plain-<MPI>, preload-<MPI>) and OUTDIR/copy_bw.json. Writes OUTDIR/comparison.md:
-per collective, each series' average latency (us; the median over passes of each pass's
-reported figure) and the engine's time / the fastest library's at each size; and
+Reads OUTDIR/<coll>.<series>.<pass>[.c<chunk>].json (series: mpi-<MPI>, engine-<MPI>,
+engine-plain-<MPI>, preload-<MPI>; a chunk is one size range, run by every series back to
+back) and OUTDIR/copy_bw.json. Writes OUTDIR/comparison.md: per collective, each series'
+average latency (us; the median over passes of each pass's reported figure) and the
+engine's time / the fastest library's at each size, taken within each pass (the fastest
+library of that pass, run minutes apart at most) and the median over passes: this VM's
+speed drifts over minutes, so a ratio of two medians taken at different times could
+mislead; and
 OUTDIR/plots/<coll>.{png,svg}: bus bandwidth against size, one curve per series, with the
 copy bound (cb_copybw, one thread). Needs matplotlib for the plots (Debian's
 python3-matplotlib: /usr/bin/python3 is tried when this interpreter lacks it)."""
@@ -16,11 +20,11 @@ import statistics
 import subprocess
 import sys
 
-NAME = re.compile(r"^(?P<coll>[a-z_]+)\.(?P<series>[a-z0-9-]+)\.(?P<pass>\d+)\.json$")
+NAME = re.compile(r"^(?P<coll>[a-z_]+)\.(?P<series>[a-z0-9-]+)\.(?P<pass>\d+)(\.c\d+)?\.json$")
 
 
 def load(out):
-    data = {}  # coll -> series -> bytes -> [ (latency, busbw) per pass ]
+    data = {}  # coll -> series -> bytes -> [ (latency, busbw, pass) ]
     libs = {}  # series -> library string
     for path in sorted(glob.glob(os.path.join(out, "*.json"))):
         m = NAME.match(os.path.basename(path))
@@ -37,7 +41,7 @@ def load(out):
             if lat is None:
                 continue
             data.setdefault(m["coll"], {}).setdefault(series, {}).setdefault(
-                r["bytes"], []).append((lat, r.get("busbw_GBps")))
+                r["bytes"], []).append((lat, r.get("busbw_GBps"), int(m["pass"])))
     return data, libs
 
 
@@ -46,6 +50,16 @@ def fmt_size(b):
         if b >= div and b % div == 0:
             return f"{b // div} {unit}"
     return f"{b} B"
+
+
+def per_pass_ratio(series, s, lib_names, b):
+    """Median over passes of s's time / the fastest library's time in the same pass."""
+    ratios = []
+    for lat, _, p in series[s].get(b, []):
+        libs_p = [x[0] for l in lib_names for x in series[l].get(b, []) if x[2] == p]
+        if len(libs_p) == len(lib_names) and libs_p:
+            ratios.append(lat / min(libs_p))
+    return statistics.median(ratios) if ratios else None
 
 
 def table(coll, series, libs):
@@ -59,14 +73,23 @@ def table(coll, series, libs):
     lines = [f"### {coll}", "",
              "Libraries: " + ", ".join(f"`{s}` = {libs.get(s, '?')}" for s in lib_names), "",
              "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    behind = {s: [] for s in others}
     for b in sizes:
         row = [fmt_size(b)]
         row += [f"{med[s][b]:.2f}" if b in med[s] else "" for s in names]
         have = [(med[s][b], s) for s in lib_names if b in med[s]]
         best = min(have) if have else None
         row.append(best[1][4:] if best else "")
-        row += [f"{med[s][b] / best[0]:.2f}" if best and b in med[s] else "" for s in others]
+        for s in others:
+            r = per_pass_ratio(series, s, lib_names, b)
+            row.append(f"{r:.2f}" if r is not None else "")
+            if r is not None and r > 1:
+                behind[s].append(f"{fmt_size(b)} ({r:.2f})")
         lines.append("| " + " | ".join(row) + " |")
+    lines.append("")
+    for s in others:
+        lines.append(f"- `{s}` slower than the fastest library at: " +
+                     (", ".join(behind[s]) if behind[s] else "no size"))
     return "\n".join(lines) + "\n"
 
 
@@ -111,7 +134,8 @@ def main(argv):
     out = argv[1]
     data, libs = load(out)
     if not data:
-        print(f"compare_mpis.py: no <coll>.<series>.<pass>.json in {out}", file=sys.stderr)
+        print(f"compare_mpis.py: no <coll>.<series>.<pass>[.c<chunk>].json in {out}",
+              file=sys.stderr)
         return 1
     copy_bw = {}
     try:
@@ -121,7 +145,8 @@ def main(argv):
         pass
     md = ["# The engine against each MPI library (scripts/compare_mpis.sh)", "",
           "Average latency per size (median over passes); `X / fastest`: X's time over the "
-          "fastest library's at that size (below 1: faster).", ""]
+          "fastest library's at that size in the same pass, the median over passes (below "
+          "1: faster).", ""]
     plotted = True
     for coll in sorted(data):
         md.append(table(coll, data[coll], libs))

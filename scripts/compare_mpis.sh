@@ -1,18 +1,22 @@
 #!/usr/bin/env bash
 # The engine against every MPI library installed (issue 26), 2 ranks on this machine:
 #   scripts/compare_mpis.sh OUTDIR [more cb_<coll> options]
-#   CB_SIZES=1K:4K scripts/compare_mpis.sh /tmp/smoke -i 5 -x 1     (a smoke run)
+#   CB_SIZES=1K:4K CB_PASSES=1 scripts/compare_mpis.sh /tmp/smoke -i 5 -x 1  (a smoke run)
 # For each MPI in CB_MPIS (default "mpich4 mpich5 openmpi5"; scripts/mpi_select.sh names
 # them, scripts/install_mpi.sh installs the registry's), a Release build in
 # build-release[-MPI]/ (Debian's MPICH: build-release/), then one interleaved run: for each
 # collective (CB_COLLS, default allreduce bcast alltoall allgather reduce_scatter), pass by
-# pass (CB_PASSES, default 1), every MPI's own collectives (--backend mpi, built against
-# it), then the engine (--backend engine on its own buffers, and --alloc plain; built
-# against CB_ENGINE_MPIS, default the first MPI: its shared-memory paths do not go through
-# MPI) and the engine under an unmodified program (cb_<coll> --backend mpi with
-# LD_PRELOAD=libcb_engine_preload.so) on every MPI. Sizes CB_SIZES, default 1 KiB-64 MiB
-# (alltoall: 1 KiB-16 MiB per peer), each size the median of 3 passes (--repeat 3), -c.
-# Writes OUTDIR/<coll>.<series>.<pass>.json (and .txt), copy_bw.json, and with
+# size range (a chunk) and pass (CB_PASSES, default 3), every MPI's own collectives
+# (--backend mpi, built against it), then the engine (--backend engine on its own buffers,
+# and --alloc plain; built against CB_ENGINE_MPIS, default the first MPI: its shared-memory
+# paths do not go through MPI) and the engine under an unmodified program (cb_<coll>
+# --backend mpi with LD_PRELOAD=libcb_engine_preload.so) on every MPI. The chunks
+# (CB_CHUNKS, default "4:16K 32K:1M 2M:64M"; alltoall, per peer, CB_CHUNKS_ALLTOALL,
+# default "4:16K 32K:1M 2M:16M"; CB_SIZES: one chunk) keep the series of one comparison
+# seconds apart: this VM's speed drifts over minutes (README, "Comparing backends"), so
+# compare_mpis.py takes each ratio within a pass. -c; CB_ITERS_LARGE (default 50)
+# iterations above 8 KiB.
+# Writes OUTDIR/<coll>.<series>.<pass>.c<chunk>.json (and .txt), copy_bw.json, and with
 # scripts/compare_mpis.py OUTDIR/comparison.md (a table per collective: each series'
 # average latency and engine time / the fastest library's) and OUTDIR/plots/<coll>.*
 # (matplotlib: every series, with the copy bound). Timings need a quiet machine.
@@ -27,7 +31,7 @@ shift
 extra=("$@")
 mpis=${CB_MPIS:-mpich4 mpich5 openmpi5}
 colls=${CB_COLLS:-allreduce bcast alltoall allgather reduce_scatter}
-passes=${CB_PASSES:-1}
+passes=${CB_PASSES:-3}
 engine_mpis=${CB_ENGINE_MPIS:-${mpis%% *}}
 targets=${CB_COMPARE_TARGETS:-cb_benchmarks cb_engine_preload}
 mkdir -p "$out"
@@ -76,21 +80,33 @@ run() {  # run MPI NAME PRELOAD(0/1) BENCH ARGS...
   fi
 }
 
+chunks() {  # chunks COLL: the size ranges, each run by every series back to back
+  if [ -n "${CB_SIZES:-}" ]; then
+    echo "$CB_SIZES"
+  elif [ "$1" = alltoall ]; then
+    echo "${CB_CHUNKS_ALLTOALL:-4:16K 32K:1M 2M:16M}"
+  else
+    echo "${CB_CHUNKS:-4:16K 32K:1M 2M:64M}"
+  fi
+}
+
 for coll in $colls; do
-  sizes=${CB_SIZES:-1K:64M}
-  # per-peer block: 2 x 16 MiB per buffer
-  [ "$coll" = alltoall ] && [ -z "${CB_SIZES:-}" ] && sizes=1K:16M
-  args=(-m "$sizes" --repeat 3 -c "${extra[@]}")
-  for pass in $(seq 1 "$passes"); do
-    for mpi in $mpis; do
-      run "$mpi" "$coll.mpi-$mpi.$pass" 0 "$coll" --backend mpi "${args[@]}"
-    done
-    for mpi in $engine_mpis; do
-      run "$mpi" "$coll.engine-$mpi.$pass" 0 "$coll" --backend engine "${args[@]}"
-      run "$mpi" "$coll.engine-plain-$mpi.$pass" 0 "$coll" --backend engine --alloc plain "${args[@]}"
-    done
-    for mpi in $mpis; do
-      run "$mpi" "$coll.preload-$mpi.$pass" 1 "$coll" --backend mpi "${args[@]}"
+  c=0
+  for sizes in $(chunks "$coll"); do
+    c=$((c + 1))
+    args=(-m "$sizes" -c --iterations-large "${CB_ITERS_LARGE:-50}" "${extra[@]}")
+    for pass in $(seq 1 "$passes"); do
+      at=$pass.c$c
+      for mpi in $mpis; do
+        run "$mpi" "$coll.mpi-$mpi.$at" 0 "$coll" --backend mpi "${args[@]}"
+      done
+      for mpi in $engine_mpis; do
+        run "$mpi" "$coll.engine-$mpi.$at" 0 "$coll" --backend engine "${args[@]}"
+        run "$mpi" "$coll.engine-plain-$mpi.$at" 0 "$coll" --backend engine --alloc plain "${args[@]}"
+      done
+      for mpi in $mpis; do
+        run "$mpi" "$coll.preload-$mpi.$at" 1 "$coll" --backend mpi "${args[@]}"
+      done
     done
   done
 done
