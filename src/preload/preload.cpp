@@ -183,13 +183,27 @@ void remember_pass(Fn fn, const Signature& sig, const Route& r, CommEngine* eng)
   if (eng && r.reason == kTunedToLibrary) t_tuned[fn] = {sig, engines_generation(), eng};
 }
 
+// Per function, the last signature the engine ran, per thread: its engine and algorithm. The
+// choice depends on the signature alone (every rank must choose alike, from arguments equal
+// on every rank; route.cpp still checks each call's buffers), so a loop of the same call
+// skips the attribute lookup and the table's choice. An engine freed changes the
+// generation first (comm_engine.cpp, delete_fn), so a remembered engine is never a freed one.
+struct EngineRoute {
+  Signature sig;
+  uint64_t generation = 0;  // 0: nothing
+  CommEngine* engine = nullptr;
+  const engine::Algorithm* algo = nullptr;
+};
+thread_local std::array<EngineRoute, kFnCount> t_routed;
+
 // The decision for one call, the engine of its communicator when it routes. Returns
 // false with *rc set when the engine could not be created. A blocking call may create the
 // engine of a communicator that has none (every rank makes the same call); a non-blocking
 // one passes through instead, since starting it must be local.
 template <typename Decide>
-bool decide(Fn fn, MPI_Comm comm, bool blocking, Decide&& how, Route& r,
-            std::shared_ptr<CommEngine>& eng, const engine::Algorithm** algo, int* rc) {
+bool decide(Fn fn, const Signature& sig, bool blocking, Decide&& how, Route& r,
+            std::shared_ptr<CommEngine>& eng, CommEngine** routed, const engine::Algorithm** algo,
+            int* rc) {
   if (!settings().enabled) {
     r.reason = "CB_ENGINE=off";
     return true;
@@ -201,17 +215,28 @@ bool decide(Fn fn, MPI_Comm comm, bool blocking, Decide&& how, Route& r,
     return true;
   }
   if (!r.engine()) return true;
+  const uint64_t generation = engines_generation();
+  if (const EngineRoute& m = t_routed[fn]; m.generation == generation && m.sig == sig) {
+    *routed = m.engine;
+    *algo = m.algo;
+    return true;
+  }
   try {
-    eng = engine_of(comm, blocking);
+    eng = engine_of(sig.comm, blocking);
   } catch (const std::exception& e) {
-    *rc = creation_error(fn, comm, e.what());
+    *rc = creation_error(fn, sig.comm, e.what());
     return false;
   }
   if (!eng) {
     r.reason = "no engine on this communicator yet";
     return true;
   }
-  if (std::string why = eng->passes(r.args, algo); !why.empty()) r.reason = why;
+  if (std::string why = eng->passes(r.args, algo); !why.empty()) {
+    r.reason = why;
+    return true;
+  }
+  *routed = eng.get();
+  t_routed[fn] = {sig, generation, eng.get(), *algo};
   return true;
 }
 
@@ -248,13 +273,14 @@ int blocking(Fn fn, const Signature& sig, Decide&& how, Pass&& pass, IPass&& ipa
   }
   Route r;
   std::shared_ptr<CommEngine> eng;
+  CommEngine* routed = nullptr;
   int rc = MPI_SUCCESS;
   const engine::Algorithm* algo = nullptr;
-  if (!decide(fn, sig.comm, true, how, r, eng, &algo, &rc)) return rc;
+  if (!decide(fn, sig, true, how, r, eng, &routed, &algo, &rc)) return rc;
   if (r.engine()) {
     count_engine(fn);
     try {
-      eng->run(r.args, *algo);
+      routed->run(r.args, *algo);
     } catch (const std::exception& e) {
       engine_failed(fn, e.what());
     }
@@ -279,9 +305,10 @@ int nonblocking(Fn fn, const Signature& sig, MPI_Request* request, Decide&& how,
   }
   Route r;
   std::shared_ptr<CommEngine> eng;
+  CommEngine* routed = nullptr;
   int rc = MPI_SUCCESS;
   const engine::Algorithm* algo = nullptr;
-  if (!decide(fn, sig.comm, false, how, r, eng, &algo, &rc)) return rc;
+  if (!decide(fn, sig, false, how, r, eng, &routed, &algo, &rc)) return rc;
   if (!r.engine()) {
     count_pass(fn, r.reason);
     remember_pass(fn, sig, r, eng.get());
@@ -289,7 +316,7 @@ int nonblocking(Fn fn, const Signature& sig, MPI_Request* request, Decide&& how,
   }
   count_engine(fn);
   try {
-    eng->start(r.args, *algo, kNames[fn], request);
+    routed->start(r.args, *algo, kNames[fn], request);
   } catch (const std::exception& e) {
     engine_failed(fn, e.what());
   }
