@@ -158,6 +158,13 @@ struct Signature {
   MPI_Op op = MPI_OP_NULL;
   int root = 0;
   bool in_place = false;
+  // The buffers: not part of the decision, but of the engine's arguments (EngineRoute).
+  const void* send = nullptr;
+  const void* recv = nullptr;
+  bool decided_alike(const Signature& o) const {
+    return comm == o.comm && count == o.count && count2 == o.count2 && type == o.type &&
+           type2 == o.type2 && op == o.op && root == o.root && in_place == o.in_place;
+  }
   bool operator==(const Signature&) const = default;
 };
 
@@ -176,21 +183,25 @@ thread_local std::array<TunedPass, kFnCount> t_tuned;
 
 CommEngine* remembered_pass(Fn fn, const Signature& sig) {
   const TunedPass& t = t_tuned[fn];
-  return t.generation == engines_generation() && t.sig == sig ? t.engine : nullptr;
+  return t.generation == engines_generation() && t.sig.decided_alike(sig) ? t.engine : nullptr;
 }
 
 void remember_pass(Fn fn, const Signature& sig, const Route& r, CommEngine* eng) {
   if (eng && r.reason == kTunedToLibrary) t_tuned[fn] = {sig, engines_generation(), eng};
 }
 
-// Per function, the last signature the engine ran, per thread: its engine and algorithm. The
-// choice depends on the signature alone (every rank must choose alike, from arguments equal
-// on every rank; route.cpp still checks each call's buffers), so a loop of the same call
-// skips the attribute lookup and the table's choice. An engine freed changes the
-// generation first (comm_engine.cpp, delete_fn), so a remembered engine is never a freed one.
+// Per function, the last call the engine ran, per thread: its arguments, engine and
+// algorithm. A call with the same signature and buffers (a benchmark's loop, a training
+// step's gradient buckets) is routed alike without asking MPI about its communicator, types
+// and attribute again, or the table (~0.1 us of the ~0.2 us a small bcast takes): the route
+// depends on those arguments alone (route.cpp), and the choice on arguments equal on every
+// rank. Only engine routes are remembered, so their types and ops are predefined (never
+// freed) and their communicator has an engine, whose freeing changes the generation first
+// (comm_engine.cpp, delete_fn): a remembered route never outlives its communicator.
 struct EngineRoute {
   Signature sig;
   uint64_t generation = 0;  // 0: nothing
+  Route route;
   CommEngine* engine = nullptr;
   const engine::Algorithm* algo = nullptr;
 };
@@ -208,6 +219,13 @@ bool decide(Fn fn, const Signature& sig, bool blocking, Decide&& how, Route& r,
     r.reason = "CB_ENGINE=off";
     return true;
   }
+  const uint64_t generation = engines_generation();
+  if (const EngineRoute& m = t_routed[fn]; m.generation == generation && m.sig == sig) {
+    r = m.route;
+    *routed = m.engine;
+    *algo = m.algo;
+    return true;
+  }
   try {
     r = how();
   } catch (const std::exception& e) {  // bad_alloc: nothing is started yet
@@ -215,12 +233,6 @@ bool decide(Fn fn, const Signature& sig, bool blocking, Decide&& how, Route& r,
     return true;
   }
   if (!r.engine()) return true;
-  const uint64_t generation = engines_generation();
-  if (const EngineRoute& m = t_routed[fn]; m.generation == generation && m.sig == sig) {
-    *routed = m.engine;
-    *algo = m.algo;
-    return true;
-  }
   try {
     eng = engine_of(sig.comm, blocking);
   } catch (const std::exception& e) {
@@ -236,7 +248,7 @@ bool decide(Fn fn, const Signature& sig, bool blocking, Decide&& how, Route& r,
     return true;
   }
   *routed = eng.get();
-  t_routed[fn] = {sig, generation, eng.get(), *algo};
+  t_routed[fn] = {sig, generation, r, eng.get(), *algo};
   return true;
 }
 
@@ -388,7 +400,14 @@ template <typename C>
 int allreduce(Fn fn, const void* s, void* r, C n, MPI_Datatype t, MPI_Op o, MPI_Comm c) {
   if (inside_engine()) return Lib<C>::allreduce(s, r, n, t, o, c);
   return blocking(
-      fn, Signature{.comm = c, .count = n, .type = t, .op = o, .in_place = s == MPI_IN_PLACE},
+      fn,
+      Signature{.comm = c,
+                .count = n,
+                .type = t,
+                .op = o,
+                .in_place = s == MPI_IN_PLACE,
+                .send = s,
+                .recv = r},
       [&] { return reduction(Coll::Allreduce, s, r, n, t, o, 0, c); },
       [&] { return Lib<C>::allreduce(s, r, n, t, o, c); },
       [&](MPI_Request* q) { return Lib<C>::iallreduce(s, r, n, t, o, c, q); });
@@ -399,16 +418,29 @@ int iallreduce(Fn fn, const void* s, void* r, C n, MPI_Datatype t, MPI_Op o, MPI
   const auto pass = [&] { return Lib<C>::iallreduce(s, r, n, t, o, c, q); };
   if (inside_engine()) return pass();
   return nonblocking(
-      fn, Signature{.comm = c, .count = n, .type = t, .op = o, .in_place = s == MPI_IN_PLACE}, q,
-      [&] { return reduction(Coll::Allreduce, s, r, n, t, o, 0, c); }, pass);
+      fn,
+      Signature{.comm = c,
+                .count = n,
+                .type = t,
+                .op = o,
+                .in_place = s == MPI_IN_PLACE,
+                .send = s,
+                .recv = r},
+      q, [&] { return reduction(Coll::Allreduce, s, r, n, t, o, 0, c); }, pass);
 }
 template <typename C>
 int reduce(Fn fn, const void* s, void* r, C n, MPI_Datatype t, MPI_Op o, int root, MPI_Comm c) {
   if (inside_engine()) return Lib<C>::reduce(s, r, n, t, o, root, c);
   return blocking(
       fn,
-      Signature{
-          .comm = c, .count = n, .type = t, .op = o, .root = root, .in_place = s == MPI_IN_PLACE},
+      Signature{.comm = c,
+                .count = n,
+                .type = t,
+                .op = o,
+                .root = root,
+                .in_place = s == MPI_IN_PLACE,
+                .send = s,
+                .recv = r},
       [&] { return reduction(Coll::Reduce, s, r, n, t, o, root, c); },
       [&] { return Lib<C>::reduce(s, r, n, t, o, root, c); },
       [&](MPI_Request* q) { return Lib<C>::ireduce(s, r, n, t, o, root, c, q); });
@@ -420,15 +452,28 @@ int ireduce(Fn fn, const void* s, void* r, C n, MPI_Datatype t, MPI_Op o, int ro
   if (inside_engine()) return pass();
   return nonblocking(
       fn,
-      Signature{
-          .comm = c, .count = n, .type = t, .op = o, .root = root, .in_place = s == MPI_IN_PLACE},
+      Signature{.comm = c,
+                .count = n,
+                .type = t,
+                .op = o,
+                .root = root,
+                .in_place = s == MPI_IN_PLACE,
+                .send = s,
+                .recv = r},
       q, [&] { return reduction(Coll::Reduce, s, r, n, t, o, root, c); }, pass);
 }
 template <typename C>
 int reduce_scatter_block(Fn fn, const void* s, void* r, C n, MPI_Datatype t, MPI_Op o, MPI_Comm c) {
   if (inside_engine()) return Lib<C>::reduce_scatter_block(s, r, n, t, o, c);
   return blocking(
-      fn, Signature{.comm = c, .count = n, .type = t, .op = o, .in_place = s == MPI_IN_PLACE},
+      fn,
+      Signature{.comm = c,
+                .count = n,
+                .type = t,
+                .op = o,
+                .in_place = s == MPI_IN_PLACE,
+                .send = s,
+                .recv = r},
       [&] { return reduction(Coll::ReduceScatter, s, r, n, t, o, 0, c); },
       [&] { return Lib<C>::reduce_scatter_block(s, r, n, t, o, c); },
       [&](MPI_Request* q) { return Lib<C>::ireduce_scatter_block(s, r, n, t, o, c, q); });
@@ -439,14 +484,21 @@ int ireduce_scatter_block(Fn fn, const void* s, void* r, C n, MPI_Datatype t, MP
   const auto pass = [&] { return Lib<C>::ireduce_scatter_block(s, r, n, t, o, c, q); };
   if (inside_engine()) return pass();
   return nonblocking(
-      fn, Signature{.comm = c, .count = n, .type = t, .op = o, .in_place = s == MPI_IN_PLACE}, q,
-      [&] { return reduction(Coll::ReduceScatter, s, r, n, t, o, 0, c); }, pass);
+      fn,
+      Signature{.comm = c,
+                .count = n,
+                .type = t,
+                .op = o,
+                .in_place = s == MPI_IN_PLACE,
+                .send = s,
+                .recv = r},
+      q, [&] { return reduction(Coll::ReduceScatter, s, r, n, t, o, 0, c); }, pass);
 }
 template <typename C>
 int bcast_(Fn fn, void* b, C n, MPI_Datatype t, int root, MPI_Comm c) {
   if (inside_engine()) return Lib<C>::bcast(b, n, t, root, c);
   return blocking(
-      fn, Signature{.comm = c, .count = n, .type = t, .root = root},
+      fn, Signature{.comm = c, .count = n, .type = t, .root = root, .recv = b},
       [&] { return bcast(b, n, t, root, c); }, [&] { return Lib<C>::bcast(b, n, t, root, c); },
       [&](MPI_Request* q) { return Lib<C>::ibcast(b, n, t, root, c, q); });
 }
@@ -455,7 +507,7 @@ int ibcast(Fn fn, void* b, C n, MPI_Datatype t, int root, MPI_Comm c, MPI_Reques
   const auto pass = [&] { return Lib<C>::ibcast(b, n, t, root, c, q); };
   if (inside_engine()) return pass();
   return nonblocking(
-      fn, Signature{.comm = c, .count = n, .type = t, .root = root}, q,
+      fn, Signature{.comm = c, .count = n, .type = t, .root = root, .recv = b}, q,
       [&] { return bcast(b, n, t, root, c); }, pass);
 }
 // Alltoall and allgather: `coll` picks which.
@@ -474,7 +526,9 @@ int exchange_(Fn fn, Coll coll, const void* s, C sn, MPI_Datatype st, void* r, C
                 .count2 = rn,
                 .type = st,
                 .type2 = rt,
-                .in_place = s == MPI_IN_PLACE},
+                .in_place = s == MPI_IN_PLACE,
+                .send = s,
+                .recv = r},
       [&] { return exchange(coll, s, sn, st, r, rn, rt, c); }, pass,
       [&](MPI_Request* q) {
         return coll == Coll::Alltoall ? Lib<C>::ialltoall(s, sn, st, r, rn, rt, c, q)
@@ -496,7 +550,9 @@ int iexchange(Fn fn, Coll coll, const void* s, C sn, MPI_Datatype st, void* r, C
                 .count2 = rn,
                 .type = st,
                 .type2 = rt,
-                .in_place = s == MPI_IN_PLACE},
+                .in_place = s == MPI_IN_PLACE,
+                .send = s,
+                .recv = r},
       q, [&] { return exchange(coll, s, sn, st, r, rn, rt, c); }, pass);
 }
 

@@ -253,6 +253,15 @@ def legal_threads_comm_free(env):
 
 
 @case
+def legal_reused_handle(env):
+    """The same allreduce and bcast (same buffers, count, type) on a communicator freed and
+    made again with other members, so that MPI may reuse its handle: the preload's memory of
+    the last route (EngineRoute) must not run a call on a freed communicator's engine."""
+    compare(env, 2, "reused_handle", engine=["MPI_Allreduce", "MPI_Bcast"])
+    compare(env, 3, "reused_handle", engine=["MPI_Allreduce", "MPI_Bcast"])
+
+
+@case
 def legal_nbx(env):
     """The NBX pattern (MPI_Issend, MPI_Iprobe/MPI_Recv, MPI_Ibarrier once the sends are
     done), the MPI_Ibarrier being the first collective on its communicator; rank 1 sends

@@ -467,6 +467,42 @@ void threads_comm_free() {
   MPI_Comm_free(&b);
 }
 
+// ---- 5c. the same call on communicators that reuse one handle -----------------------------
+
+// The preload remembers the route of the last call with the same signature and buffers
+// (preload.cpp, EngineRoute). Here every call has the same buffers, count and type, and each
+// communicator is freed before the next is made, so MPI may hand out the same handle for a
+// communicator of other members (the whole world, then each rank alone, then the world in
+// reverse order): each call must still run on its own communicator.
+void reused_handle() {
+  constexpr size_t n = 64;
+  std::vector<int> send(n), recv(n);
+  std::vector<int> bc(n);
+  for (int k = 0; k < 12; ++k) {
+    MPI_Comm c;
+    if (k % 3 == 0)
+      MPI_Comm_dup(MPI_COMM_WORLD, &c);
+    else if (k % 3 == 1)
+      MPI_Comm_split(MPI_COMM_WORLD, g_rank, 0, &c);  // alone
+    else
+      MPI_Comm_split(MPI_COMM_WORLD, 0, g_size - g_rank, &c);  // reversed
+    const std::vector<int> who = members(c);
+    for (size_t i = 0; i < n; ++i) send[i] = ar_in(g_rank, k, i);
+    std::fill(recv.begin(), recv.end(), -7);
+    MPI_Allreduce(send.data(), recv.data(), static_cast<int>(n), MPI_INT, MPI_SUM, c);
+    expect_eq<int>("allreduce " + std::to_string(k), recv, [&](size_t i) {
+      int sum = 0;
+      for (int w : who) sum += ar_in(w, k, i);
+      return sum;
+    });
+    // Root 0 of this communicator: world rank who[0].
+    for (size_t i = 0; i < n; ++i) bc[i] = g_rank == who[0] ? bc_val(k, i) : -1;
+    MPI_Bcast(bc.data(), static_cast<int>(n), MPI_INT, 0, c);
+    expect_eq<int>("bcast " + std::to_string(k), bc, [&](size_t i) { return bc_val(k, i); });
+    MPI_Comm_free(&c);
+  }
+}
+
 // ---- 6. NBX: synchronous sends, then MPI_Ibarrier while probing ---------------------------
 
 // Each rank sends 2 messages to each of up to 2 peers (rank+1, rank+2). Rank 1 sends late:
@@ -1180,6 +1216,8 @@ int main(int argc, char** argv) {
     threads_distinct_comms();
   } else if (name == "threads_comm_free") {
     threads_comm_free();
+  } else if (name == "reused_handle") {
+    reused_handle();
   } else if (name == "nbx") {
     nbx(arg_str(argc, argv, 3, "dup"));
   } else if (name == "first_nonblocking") {
