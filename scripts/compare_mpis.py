@@ -62,34 +62,76 @@ def per_pass_ratio(series, s, lib_names, b):
     return statistics.median(ratios) if ratios else None
 
 
+def complete_passes(series, s, lib_names, b):
+    """The passes in which s and every library ran at size b."""
+    have = [{x[2] for x in series[n].get(b, [])} for n in [s, *lib_names]]
+    return set.intersection(*have) if have else set()
+
+
+def best_ratio(series, s, lib_names, b):
+    """s's best pass over the fastest library's best pass (the issue's "best of 3"), over
+    the passes in which every series ran."""
+    passes = complete_passes(series, s, lib_names, b)
+    mine = [x[0] for x in series[s].get(b, []) if x[2] in passes]
+    libs = [x[0] for l in lib_names for x in series[l].get(b, []) if x[2] in passes]
+    return min(mine) / min(libs) if mine and libs else None
+
+
+# The size bands of the summary (the issues' tables).
+BANDS = [(0, 1 << 10), ((1 << 10) + 1, 16 << 10), ((16 << 10) + 1, 256 << 10),
+         ((256 << 10) + 1, 4 << 20), ((4 << 20) + 1, 1 << 62)]
+
+
+def band_name(lo, hi, sizes):
+    inside = [b for b in sizes if lo <= b <= hi]
+    return f"{fmt_size(inside[0])}-{fmt_size(inside[-1])}" if inside else None
+
+
 def table(coll, series, libs):
     names = sorted(series, key=lambda s: (not s.startswith("mpi-"), s))
     lib_names = [s for s in names if s.startswith("mpi-")]
     others = [s for s in names if not s.startswith("mpi-")]
     sizes = sorted({b for s in names for b in series[s]})
     med = {s: {b: statistics.median(x[0] for x in series[s][b]) for b in series[s]} for s in names}
+    ratio = {s: {b: per_pass_ratio(series, s, lib_names, b) for b in sizes} for s in others}
+    best = {s: {b: best_ratio(series, s, lib_names, b) for b in sizes} for s in others}
     head = ["size"] + [f"{s} (us)" for s in names] + ["fastest library"] + \
            [f"{s} / fastest" for s in others]
     lines = [f"### {coll}", "",
              "Libraries: " + ", ".join(f"`{s}` = {libs.get(s, '?')}" for s in lib_names), "",
              "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    behind = {s: [] for s in others}
     for b in sizes:
         row = [fmt_size(b)]
         row += [f"{med[s][b]:.2f}" if b in med[s] else "" for s in names]
         have = [(med[s][b], s) for s in lib_names if b in med[s]]
-        best = min(have) if have else None
-        row.append(best[1][4:] if best else "")
-        for s in others:
-            r = per_pass_ratio(series, s, lib_names, b)
-            row.append(f"{r:.2f}" if r is not None else "")
-            if r is not None and r > 1:
-                behind[s].append(f"{fmt_size(b)} ({r:.2f})")
+        fastest = min(have) if have else None
+        row.append(fastest[1][4:] if fastest else "")
+        row += [f"{ratio[s][b]:.2f}" if ratio[s][b] is not None else "" for s in others]
         lines.append("| " + " | ".join(row) + " |")
+    # The summary: per size band, the range of each ratio, within a pass (median over
+    # passes) and best pass against best pass.
+    bands = [(lo, hi, band_name(lo, hi, sizes)) for lo, hi in BANDS]
+    bands = [x for x in bands if x[2]]
+    lines += ["", f"Summary ({coll}): X / fastest library, per size band; within each pass "
+              "(median over passes), and in brackets best pass over best pass", "",
+              "| series | " + " | ".join(x[2] for x in bands) + " |",
+              "|" + "---|" * (len(bands) + 1)]
+    for s in others:
+        cells = []
+        for lo, hi, _ in bands:
+            r = [ratio[s][b] for b in sizes if lo <= b <= hi and ratio[s][b] is not None]
+            q = [best[s][b] for b in sizes if lo <= b <= hi and best[s][b] is not None]
+            cell = f"{min(r):.2f}-{max(r):.2f}" if r else ""
+            if q:
+                cell += f" ({min(q):.2f}-{max(q):.2f})"
+            cells.append(cell)
+        lines.append(f"| {s} | " + " | ".join(cells) + " |")
     lines.append("")
     for s in others:
+        behind = [f"{fmt_size(b)} ({ratio[s][b]:.2f}; best {best[s][b]:.2f})" for b in sizes
+                  if ratio[s][b] is not None and ratio[s][b] > 1]
         lines.append(f"- `{s}` slower than the fastest library at: " +
-                     (", ".join(behind[s]) if behind[s] else "no size"))
+                     (", ".join(behind) if behind else "no size"))
     return "\n".join(lines) + "\n"
 
 

@@ -71,7 +71,13 @@ class CompareMpis(unittest.TestCase):
         self.assertEqual(self.row("1 KiB")[1], "20.00")  # median of 10 and 30
 
     def test_sizes_behind_are_listed(self):
-        self.assertIn("- `engine-a` slower than the fastest library at: 1 MiB (1.50)", self.md)
+        self.assertIn("- `engine-a` slower than the fastest library at: 1 MiB (1.50; best 1.50)",
+                      self.md)
+
+    def test_summary_per_band_with_best_of_passes(self):
+        # Best of passes over the complete passes only: the lone third pass (1.0 us) would
+        # make it 0.10.
+        self.assertIn("| engine-a | 0.80-0.80 (0.80-0.80) | 1.50-1.50 (1.50-1.50) |", self.md)
         self.assertIn("`mpi-a` = LibA 1.0", self.md)
 
 

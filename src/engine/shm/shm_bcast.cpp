@@ -11,6 +11,9 @@
 namespace cb::engine {
 namespace {
 
+constexpr size_t kPipelineUnit =
+    4096;  // a page: smaller chunks cost more in syncs than they overlap
+
 class ShmBcast final : public Pollable {
  public:
   ShmBcast(NodeShm& shm, uint64_t op, void* buf, size_t bytes, int root, bool direct)
@@ -20,7 +23,13 @@ class ShmBcast final : public Pollable {
         bytes_(bytes),
         root_(root),
         direct_(direct) {
-    chunk_ = std::max<size_t>(1, std::min(shm_chunk_bytes(), shm.staging_bytes() / 2));
+    // At least 4 chunks (of at least 4 KiB) when staging, so that readers copy chunk c
+    // while the root stages chunk c + 1: one whole chunk would serialise the two copies,
+    // which at 32-256 KiB made the private-buffer bcast 2x the library's pipelined one.
+    // Every rank computes the same from `bytes`.
+    const size_t quarter = (bytes / 4 + kPipelineUnit - 1) / kPipelineUnit * kPipelineUnit;
+    chunk_ = std::max<size_t>(1, std::min({shm_chunk_bytes(), shm.staging_bytes() / 2,
+                                           std::max(quarter, kPipelineUnit)}));
     slots_ = std::max<size_t>(1, shm.staging_bytes() / chunk_);
     chunks_ = (bytes_ + chunk_ - 1) / chunk_;
   }
