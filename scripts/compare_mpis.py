@@ -9,7 +9,7 @@ engine's time / the fastest library's at each size, taken within each pass (the 
 library of that pass, run minutes apart at most) and the median over passes: this VM's
 speed drifts over minutes, so a ratio of two medians taken at different times could
 mislead; and
-OUTDIR/plots/<coll>.{png,svg}: bus bandwidth against size, one curve per series, with the
+OUTDIR/plots/<coll>.png: bus bandwidth against size, one curve per series, with the
 copy bound (cb_copybw, one thread). Needs matplotlib for the plots (Debian's
 python3-matplotlib: /usr/bin/python3 is tried when this interpreter lacks it)."""
 import glob
@@ -163,7 +163,7 @@ def plot(out, coll, series, copy_bw):
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8)
     os.makedirs(os.path.join(out, "plots"), exist_ok=True)
-    for ext in ("png", "svg"):
+    for ext in ("png",):  # PNG only: results/ stays within the device copy's 64 MiB
         fig.savefig(os.path.join(out, "plots", f"{coll}.{ext}"), dpi=110, bbox_inches="tight")
     plt.close(fig)
     return True
