@@ -2,14 +2,16 @@
 // once per rank count, in yield mode when ranks outnumber cores): every algorithm of every
 // collective against a locally computed reference, for every dtype and op, counts 0, 1,
 // around the rank count and not divisible by it, in and out of place, several roots, and
-// several MiB, in plain and in engine-allocated (shared) buffers; the neighborhood collectives on
-// Cartesian topologies, also persistent; then non-blocking operations in flight together, and
-// the errors for algorithms that cannot run. Prints each failure; exits 1 if any.
+// several MiB, in plain and in engine-allocated (shared) buffers (CB_CHECK_BUFFERS: one kind);
+// the neighborhood collectives on Cartesian topologies, also persistent; then non-blocking
+// operations in flight together, and the errors for algorithms that cannot run. Prints each
+// failure; exits 1 if any.
 #include <mpi.h>
 
 #include <algorithm>
 #include <cstddef>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <vector>
@@ -442,7 +444,16 @@ int main(int argc, char** argv) {
     const bool crowded = ctl.max_ranks_per_node() > cb::cores_on_node();
     ctl.set_wait_mode(crowded ? cb::WaitMode::Yield : cb::WaitMode::Spin);
     cb::Checker chk(ctl);
+    // CB_CHECK_BUFFERS=plain or backend: one kind of buffers only (tests/engine/CMakeLists:
+    // the largest rank counts alternate, to keep the suite inside CI's time).
+    const char* only = std::getenv("CB_CHECK_BUFFERS");
+    const std::string which = only ? only : "both";
+    if (which != "both" && which != "plain" && which != "backend") {
+      std::fprintf(stderr, "engine_check: CB_CHECK_BUFFERS=%s: plain, backend or both\n", only);
+      MPI_Abort(MPI_COMM_WORLD, 2);
+    }
     for (bool backend_buffers : {false, true}) {
+      if (which != "both" && backend_buffers != (which == "backend")) continue;
       chk.use_backend_buffers(backend_buffers);
       cb::run_matrix(chk, ctl.size());
       cb::run_in_flight(chk, ctl.size());
