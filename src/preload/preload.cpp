@@ -168,6 +168,30 @@ struct Signature {
   bool operator==(const Signature&) const = default;
 };
 
+// The signatures of the reductions (root 0 where there is none) and of the exchanges.
+Signature reduction_signature(MPI_Comm c, MPI_Count n, MPI_Datatype t, MPI_Op o, int root,
+                              const void* s, const void* r) {
+  return {.comm = c,
+          .count = n,
+          .type = t,
+          .op = o,
+          .root = root,
+          .in_place = s == MPI_IN_PLACE,
+          .send = s,
+          .recv = r};
+}
+Signature exchange_signature(MPI_Comm c, MPI_Count sn, MPI_Datatype st, MPI_Count rn,
+                             MPI_Datatype rt, const void* s, const void* r) {
+  return {.comm = c,
+          .count = sn,
+          .count2 = rn,
+          .type = st,
+          .type2 = rt,
+          .in_place = s == MPI_IN_PLACE,
+          .send = s,
+          .recv = r};
+}
+
 // Per function, the last signature the tuning table handed to the MPI library, per thread.
 // A loop of the same call (a benchmark, a training step's buckets) then reaches PMPI after
 // one comparison instead of the communicator, type and table queries (~0.15 us, as much
@@ -400,14 +424,7 @@ template <typename C>
 int allreduce(Fn fn, const void* s, void* r, C n, MPI_Datatype t, MPI_Op o, MPI_Comm c) {
   if (inside_engine()) return Lib<C>::allreduce(s, r, n, t, o, c);
   return blocking(
-      fn,
-      Signature{.comm = c,
-                .count = n,
-                .type = t,
-                .op = o,
-                .in_place = s == MPI_IN_PLACE,
-                .send = s,
-                .recv = r},
+      fn, reduction_signature(c, n, t, o, 0, s, r),
       [&] { return reduction(Coll::Allreduce, s, r, n, t, o, 0, c); },
       [&] { return Lib<C>::allreduce(s, r, n, t, o, c); },
       [&](MPI_Request* q) { return Lib<C>::iallreduce(s, r, n, t, o, c, q); });
@@ -418,29 +435,14 @@ int iallreduce(Fn fn, const void* s, void* r, C n, MPI_Datatype t, MPI_Op o, MPI
   const auto pass = [&] { return Lib<C>::iallreduce(s, r, n, t, o, c, q); };
   if (inside_engine()) return pass();
   return nonblocking(
-      fn,
-      Signature{.comm = c,
-                .count = n,
-                .type = t,
-                .op = o,
-                .in_place = s == MPI_IN_PLACE,
-                .send = s,
-                .recv = r},
-      q, [&] { return reduction(Coll::Allreduce, s, r, n, t, o, 0, c); }, pass);
+      fn, reduction_signature(c, n, t, o, 0, s, r), q,
+      [&] { return reduction(Coll::Allreduce, s, r, n, t, o, 0, c); }, pass);
 }
 template <typename C>
 int reduce(Fn fn, const void* s, void* r, C n, MPI_Datatype t, MPI_Op o, int root, MPI_Comm c) {
   if (inside_engine()) return Lib<C>::reduce(s, r, n, t, o, root, c);
   return blocking(
-      fn,
-      Signature{.comm = c,
-                .count = n,
-                .type = t,
-                .op = o,
-                .root = root,
-                .in_place = s == MPI_IN_PLACE,
-                .send = s,
-                .recv = r},
+      fn, reduction_signature(c, n, t, o, root, s, r),
       [&] { return reduction(Coll::Reduce, s, r, n, t, o, root, c); },
       [&] { return Lib<C>::reduce(s, r, n, t, o, root, c); },
       [&](MPI_Request* q) { return Lib<C>::ireduce(s, r, n, t, o, root, c, q); });
@@ -451,29 +453,14 @@ int ireduce(Fn fn, const void* s, void* r, C n, MPI_Datatype t, MPI_Op o, int ro
   const auto pass = [&] { return Lib<C>::ireduce(s, r, n, t, o, root, c, q); };
   if (inside_engine()) return pass();
   return nonblocking(
-      fn,
-      Signature{.comm = c,
-                .count = n,
-                .type = t,
-                .op = o,
-                .root = root,
-                .in_place = s == MPI_IN_PLACE,
-                .send = s,
-                .recv = r},
-      q, [&] { return reduction(Coll::Reduce, s, r, n, t, o, root, c); }, pass);
+      fn, reduction_signature(c, n, t, o, root, s, r), q,
+      [&] { return reduction(Coll::Reduce, s, r, n, t, o, root, c); }, pass);
 }
 template <typename C>
 int reduce_scatter_block(Fn fn, const void* s, void* r, C n, MPI_Datatype t, MPI_Op o, MPI_Comm c) {
   if (inside_engine()) return Lib<C>::reduce_scatter_block(s, r, n, t, o, c);
   return blocking(
-      fn,
-      Signature{.comm = c,
-                .count = n,
-                .type = t,
-                .op = o,
-                .in_place = s == MPI_IN_PLACE,
-                .send = s,
-                .recv = r},
+      fn, reduction_signature(c, n, t, o, 0, s, r),
       [&] { return reduction(Coll::ReduceScatter, s, r, n, t, o, 0, c); },
       [&] { return Lib<C>::reduce_scatter_block(s, r, n, t, o, c); },
       [&](MPI_Request* q) { return Lib<C>::ireduce_scatter_block(s, r, n, t, o, c, q); });
@@ -484,15 +471,8 @@ int ireduce_scatter_block(Fn fn, const void* s, void* r, C n, MPI_Datatype t, MP
   const auto pass = [&] { return Lib<C>::ireduce_scatter_block(s, r, n, t, o, c, q); };
   if (inside_engine()) return pass();
   return nonblocking(
-      fn,
-      Signature{.comm = c,
-                .count = n,
-                .type = t,
-                .op = o,
-                .in_place = s == MPI_IN_PLACE,
-                .send = s,
-                .recv = r},
-      q, [&] { return reduction(Coll::ReduceScatter, s, r, n, t, o, 0, c); }, pass);
+      fn, reduction_signature(c, n, t, o, 0, s, r), q,
+      [&] { return reduction(Coll::ReduceScatter, s, r, n, t, o, 0, c); }, pass);
 }
 template <typename C>
 int bcast_(Fn fn, void* b, C n, MPI_Datatype t, int root, MPI_Comm c) {
@@ -520,15 +500,7 @@ int exchange_(Fn fn, Coll coll, const void* s, C sn, MPI_Datatype st, void* r, C
   };
   if (inside_engine()) return pass();
   return blocking(
-      fn,
-      Signature{.comm = c,
-                .count = sn,
-                .count2 = rn,
-                .type = st,
-                .type2 = rt,
-                .in_place = s == MPI_IN_PLACE,
-                .send = s,
-                .recv = r},
+      fn, exchange_signature(c, sn, st, rn, rt, s, r),
       [&] { return exchange(coll, s, sn, st, r, rn, rt, c); }, pass,
       [&](MPI_Request* q) {
         return coll == Coll::Alltoall ? Lib<C>::ialltoall(s, sn, st, r, rn, rt, c, q)
@@ -544,16 +516,8 @@ int iexchange(Fn fn, Coll coll, const void* s, C sn, MPI_Datatype st, void* r, C
   };
   if (inside_engine()) return pass();
   return nonblocking(
-      fn,
-      Signature{.comm = c,
-                .count = sn,
-                .count2 = rn,
-                .type = st,
-                .type2 = rt,
-                .in_place = s == MPI_IN_PLACE,
-                .send = s,
-                .recv = r},
-      q, [&] { return exchange(coll, s, sn, st, r, rn, rt, c); }, pass);
+      fn, exchange_signature(c, sn, st, rn, rt, s, r), q,
+      [&] { return exchange(coll, s, sn, st, r, rn, rt, c); }, pass);
 }
 
 }  // namespace
