@@ -492,7 +492,6 @@ void CommEngine::run(const CollArgs& a, const engine::Algorithm& algo) {
 void CommEngine::start(const CollArgs& a, const engine::Algorithm& algo, const char* function,
                        MPI_Request* request) {
   Guard g;
-  reap_freed();
   started_nonblocking_ = true;
   auto op = std::make_unique<NbOp>(shared_from_this(), algo, a, function);
   CB_MPI(mpi_compat::pmpi_grequest_start(query_fn, free_fn, cancel_fn, poll_fn, wait_fn, op.get(),
