@@ -6,15 +6,57 @@ import os
 import shlex
 import shutil
 import subprocess
+import sys
 import time
 
 CASES = {}
+LABELS = {}  # case name -> its ctest labels (tests/labels.md)
+
+# tests/labels.md: the stages a case runs in, and what kind of test it is (exactly one).
+STAGE_LABELS = ("release", "other_mpis", "tsan", "asan", "fuzz")
+KIND_LABELS = ("unit", "mpi", "script", "static", "gpu", "install", "fuzz_replay")
+OTHER_LABELS = ("threads", "slow")
 
 
-def case(fn):
-    """Registers a test case under its function name."""
-    CASES[fn.__name__] = fn
-    return fn
+def labels_of(name, module_labels, changes):
+    """The module's LABELS with `changes` applied ("x" adds x, "-x" removes it); refuses an
+    unknown label, no stage or a kind count other than one."""
+    labels = list(module_labels)
+    for c in changes:
+        if c.startswith("-"):
+            if c[1:] not in labels:
+                raise ValueError(f"case {name}: removes {c[1:]!r}, which its module does not give")
+            labels.remove(c[1:])
+        elif c not in labels:
+            labels.append(c)
+    known = STAGE_LABELS + KIND_LABELS + OTHER_LABELS
+    unknown = [l for l in labels if l not in known]
+    if unknown:
+        raise ValueError(f"case {name}: unknown labels {unknown} (tests/labels.md lists {known})")
+    if not any(l in STAGE_LABELS for l in labels):
+        raise ValueError(f"case {name}: no stage label (one of {STAGE_LABELS})")
+    kinds = [l for l in labels if l in KIND_LABELS]
+    if len(kinds) != 1:
+        raise ValueError(f"case {name}: expected exactly one kind label of {KIND_LABELS}, "
+                         f"got {kinds}")
+    return labels
+
+
+def case(*changes):
+    """Registers a test case under its function name, with its labels: those its module
+    declares in LABELS, changed by `changes` ("tsan" adds one, "-asan" removes one).
+    Used as @case or @case("tsan", "-other_mpis")."""
+    def register(fn):
+        module = sys.modules[fn.__module__]
+        if not hasattr(module, "LABELS"):
+            raise ValueError(f"{fn.__module__}: declares no LABELS for its cases")
+        LABELS[fn.__name__] = labels_of(fn.__name__, module.LABELS, changes)
+        CASES[fn.__name__] = fn
+        return fn
+    if len(changes) == 1 and callable(changes[0]):
+        fn, changes = changes[0], ()
+        return register(fn)
+    return register
 
 
 class Failure(Exception):

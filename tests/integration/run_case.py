@@ -22,8 +22,8 @@ def main():
     ap.add_argument("--list", action="store_true")
     ap.add_argument("case", nargs="?")
     a = ap.parse_args()
-    if a.list:
-        print(";".join(sorted(cbtest.CASES)))
+    if a.list:  # for CMake: NAME=LABEL,LABEL;...
+        print(";".join(f"{n}={','.join(cbtest.LABELS[n])}" for n in sorted(cbtest.CASES)))
         return 0
     if a.case not in cbtest.CASES:
         print(f"unknown case {a.case}", file=sys.stderr)

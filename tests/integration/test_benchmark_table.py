@@ -7,6 +7,8 @@ import re
 
 from cbtest import case, check
 
+LABELS = ('release', 'mpi')  # tests/labels.md
+
 TABLE = os.path.join(os.path.dirname(__file__), "..", "..", "docs", "benchmarks.md")
 # MPICH 4.0's defective persistent forms are refused, saying so (test_omb_collectives).
 STALE = "deliver the first start's data again"

@@ -2,6 +2,8 @@
 non-power-of-two rank counts (yield mode), overlap figures, bad input."""
 from cbtest import case, check, check_document, doubling, finite_positive, load_json
 
+LABELS = ('release', 'other_mpis', 'asan', 'mpi')  # tests/labels.md
+
 REDUCIBLE = ["char", "int32", "int64", "float", "double"]  # 16-bit: test_reduce_barrier_alltoallv
 OPS = ["sum", "prod", "max", "min"]
 
@@ -33,7 +35,7 @@ def coll_allreduce_json(env):
         check(abs(res["algbw_GBps"] - moved) <= 1e-9 + 1e-9 * moved, "algbw = bytes / avg time")
 
 
-@case
+@case('-other_mpis')
 def coll_allreduce_every_dtype_and_op(env):
     for dtype in REDUCIBLE:
         for op in OPS:
@@ -42,7 +44,7 @@ def coll_allreduce_every_dtype_and_op(env):
                                         dtype, "--op", op, *inplace])
 
 
-@case
+@case('-other_mpis')
 def coll_bcast_and_alltoall_dtypes(env):
     for dtype in ["char", "int64", "double", "half", "bfloat16"]:
         env.ok(2, "bcast", ["-m", "2:64K", "-c", "-i", "3", "--dtype", dtype, "-k", "1"])
@@ -61,7 +63,7 @@ def coll_bcast_json_and_rotating_root(env):
         check(res["root"] == "rotate", "root recorded")
 
 
-@case
+@case('-other_mpis')
 def coll_alltoall_json(env):
     out = env.path("a2a.json")
     env.ok(2, "alltoall", ["-m", "4:64K", "-c", "-i", "10", "-J", out])
@@ -101,7 +103,7 @@ def check_overlap(res):
     check(res["validation"]["passed"], "validation")
 
 
-@case
+@case('tsan', '-other_mpis')
 def nbc_overlap_json(env):
     for bench in ("iallreduce", "ibcast", "ialltoall"):
         for tests in ("0", "4"):
@@ -119,7 +121,7 @@ def nbc_overlap_json(env):
                 check(tests != "0" or res["test_us"] == 0, "no test calls with -t 0")
 
 
-@case
+@case('tsan')
 def nbc_four_ranks_yield(env):
     for bench in ("iallreduce", "ibcast", "ialltoall"):
         out = env.path(f"{bench}.json")
@@ -207,7 +209,7 @@ def coll_result_bits_compared_across_ranks(env):
         check_agreement(res, False, False, "one rank")
 
 
-@case
+@case('-other_mpis')
 def coll_rank_with_different_bits_is_named(env):
     """A backend that gives one rank other bits (CB_TEST_FAULT=diverge: the last rank's result
     of the order-sensitive pass changed, which no element check sees) fails validation, and
@@ -234,7 +236,7 @@ def coll_rank_with_different_bits_is_named(env):
            env={"CB_TEST_FAULT": "diverge"})
 
 
-@case
+@case('-other_mpis')
 def coll_memory_limit_skips_large_sizes(env):
     r = env.ok(2, "alltoall", ["-m", "1M:4M", "-M", "8M", "-i", "2"])
     check("exceed -M 8 MiB" in r.out and "4194304" in r.out.split("exceed")[1], r.out)

@@ -4,6 +4,8 @@ import json
 
 from cbtest import case, check, check_document, doubling, load_json
 
+LABELS = ('release', 'asan', 'mpi')  # tests/labels.md
+
 ALGOS = {  # what --algo all measures with two ranks on one node (no hierarchical); "mpi":
     # the MPI library's own collective; "small" the small-message slots (up to 16 KiB)
     "allreduce": {"recursive_doubling", "rabenseifner", "ring", "shm_flat", "shm", "small",
@@ -33,7 +35,7 @@ def engine_algo_all_records_each_algorithm(env):
         check(doc["backend"]["tuning"]["rules"], "tuning table recorded")
 
 
-@case
+@case('other_mpis')
 def engine_selection_follows_the_table(env):
     table = {"rules": [
         {"coll": "allreduce", "mem": "host", "max_bytes": 64, "algo": "ring"},
@@ -93,7 +95,7 @@ def engine_bad_environment_setting(env):
     check(r.err.count("CB_SHM_HEAP_BYTES") == 1, f"one message, not one per rank: {r}")
     env.ok(2, "allreduce", args, env={"CB_SHM_HEAP_BYTES": "64M"}, timeout=60)
 
-@case
+@case('other_mpis')
 def engine_pt2pt_over_its_transport(env):
     for bench in ("latency", "bw", "bibw", "mbw_mr"):
         out = env.path(f"{bench}.json")
@@ -103,7 +105,7 @@ def engine_pt2pt_over_its_transport(env):
         check(all(r["validation"]["passed"] for r in doc["results"]), bench)
 
 
-@case
+@case('other_mpis')
 def engine_same_bits_on_every_rank(env):
     """Issue 25: every rank gets the same bits from every engine reduction, for every
     algorithm, small and large, also with inputs whose sum depends on the order of the
@@ -162,7 +164,7 @@ def engine_small_path(env):
                       f"{bench}: bits not compared: {results[0]['validation']}")
 
 
-@case
+@case('other_mpis', 'tsan')
 def engine_nonblocking_and_yield(env):
     for bench in ("iallreduce", "ibcast", "ialltoall"):
         out = env.path(f"{bench}.json")
@@ -172,7 +174,7 @@ def engine_nonblocking_and_yield(env):
             check(0 <= res["overlap_pct"] <= 100 and res["validation"]["passed"], bench)
 
 
-@case
+@case('other_mpis', 'tsan')
 def engine_progress_thread(env):
     for bench in ("iallreduce", "ialltoall"):
         out = env.path(f"{bench}.json")

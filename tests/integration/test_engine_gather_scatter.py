@@ -6,6 +6,8 @@ the tuning table (shm on one node, binomial without shared memory); a corrupted 
 caught."""
 from cbtest import case, check, check_corruption_caught, engine_algo_all, load_json
 
+LABELS = ('release', 'asan', 'mpi')  # tests/labels.md
+
 COLLS = ["gather", "scatter", "gatherv", "scatterv", "allgatherv"]
 ROOTED = {"gather", "scatter", "gatherv", "scatterv"}
 VARYING = {"gatherv", "scatterv", "allgatherv"}

@@ -8,6 +8,8 @@ private buffers; the default choice is exchange; MPI's missing in-place form is 
 a corrupted result is caught."""
 from cbtest import case, check, check_corruption_caught, engine_algo_all, load_json
 
+LABELS = ('release', 'asan', 'mpi')  # tests/labels.md
+
 COLLS = ["neighbor_allgather", "neighbor_allgatherv", "neighbor_alltoall",
          "neighbor_alltoallv", "neighbor_alltoallw"]
 BENCHES = COLLS + ["i" + c for c in COLLS]

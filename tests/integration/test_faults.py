@@ -12,6 +12,8 @@ import time
 
 from cbtest import Failure, Run, case, check, load_json
 
+LABELS = ('release', 'mpi')  # tests/labels.md
+
 
 def leftovers():
     try:

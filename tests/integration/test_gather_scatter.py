@@ -5,13 +5,15 @@ it), 2-4 ranks (yield above 2), every engine algorithm, the progress thread."""
 from cbtest import case, check, check_document, doubling, load_json
 from test_collectives import REDUCIBLE, OPS, check_collective, check_overlap
 
+LABELS = ('release', 'asan', 'mpi')  # tests/labels.md
+
 GATHER_SCATTER = ("allgather", "reduce_scatter")
 ALGOS = {"allgather": {"ring", "recursive_doubling", "bruck", "shm", "small", "mpi"},
          "reduce_scatter": {"ring", "recursive_halving", "pairwise", "shm", "small", "mpi"}}
 FAST = ["-i", "3", "-x", "1"]
 
 
-@case
+@case('other_mpis')
 def gather_scatter_json(env):
     for bench in GATHER_SCATTER:
         for inplace in ([], ["-l"]):
@@ -79,7 +81,7 @@ def gather_scatter_engine_every_algorithm(env):
     check(r.rc == 2 and "needs a power-of-two rank count" in r.err, str(r))
 
 
-@case
+@case('tsan')
 def gather_scatter_nonblocking(env):
     for bench in ("iallgather", "ireduce_scatter"):
         for backend, np, extra in (("mpi", 2, ["-t", "4"]), ("engine", 2, ["-t", "4"]),

@@ -6,6 +6,8 @@ import subprocess
 
 from cbtest import case, check, load_json
 
+LABELS = ('release', 'gpu')  # tests/labels.md
+
 NCCL_MISSING = "collbench was built without NCCL"
 
 

@@ -5,6 +5,8 @@ import subprocess
 
 from cbtest import Run, case, check, load_json
 
+LABELS = ('release', 'asan', 'mpi')  # tests/labels.md
+
 SECTIONS = ["[collbench]", "[MPI]", "[CUDA]", "[NCCL]", "[RDMA]", "[CPU and memory]", "[ranks]"]
 
 
@@ -91,7 +93,7 @@ def info_plain_process(env):
         check(rdma["unavailable"] in r.out, "RDMA reason missing from the text:\n" + r.out)
 
 
-@case
+@case('other_mpis')
 def info_under_mpirun(env):
     out = env.path("info2.json")
     r = env.ok(2, "info", ["-J", out])

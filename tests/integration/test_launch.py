@@ -12,6 +12,8 @@ import sys
 
 from cbtest import Run, case, check, load_json
 
+LABELS = ('release', 'asan', 'mpi')  # tests/labels.md
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 LAUNCH = ROOT / "scripts" / "launch.sh"
 SWEEP = ROOT / "scripts" / "sweep.sh"

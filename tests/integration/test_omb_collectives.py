@@ -6,6 +6,8 @@ rotating roots, with skewed counts, and with a corrupted result -c must catch.""
 from cbtest import case, check, check_document, doubling, load_json
 from test_collectives import check_collective
 
+LABELS = ('release', 'asan', 'mpi')  # tests/labels.md
+
 BLOCKING = ["gather", "gatherv", "scatter", "scatterv", "allgatherv", "reduce_scatterv",
             "alltoallw"]
 NONBLOCKING = ["i" + b for b in BLOCKING] + ["ibarrier"]
@@ -65,7 +67,7 @@ def omb_collectives_nonblocking_two_ranks(env):
         env.ok(2, bench, args)
 
 
-@case
+@case('-asan')
 def omb_collectives_every_form_three_and_four_ranks(env):
     """Odd and even rank counts (yield: more ranks than cores), in and out of place, every
     root and skewed counts for the v forms."""

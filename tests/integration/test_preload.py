@@ -13,6 +13,8 @@ import subprocess
 import cbtest
 from cbtest import Failure, case, check
 
+LABELS = ('release', 'other_mpis', 'mpi')  # tests/labels.md
+
 MPICH_TESTS = os.path.normpath(os.path.join(os.path.dirname(__file__), "..", "..", "..",
                                             "shared", "peer", "mpich-coll-tests"))
 LINE = re.compile(r"^cb_engine_preload: rank \d+: MPI_\w+: \d+ engine, \d+ passed through")

@@ -19,6 +19,8 @@ import time
 
 from cbtest import Failure, case, check
 
+LABELS = ('release', 'other_mpis', 'mpi')  # tests/labels.md
+
 TUNING = os.path.join(os.path.dirname(__file__), "..", "..", "src", "engine", "tuning",
                       "default.json")
 TIMEOUT = 45  # seconds per run; every program takes a few seconds at most

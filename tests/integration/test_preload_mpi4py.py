@@ -12,6 +12,8 @@ import subprocess
 
 from cbtest import Failure, case, check
 
+LABELS = ('release', 'other_mpis', 'mpi')  # tests/labels.md
+
 REPO = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 SCRIPT = os.path.join(REPO, "scripts", "preload_mpi4py_tests.sh")
 # The blocking and non-blocking buffer collectives on intracommunicators; unittest's -k

@@ -4,8 +4,10 @@ import statistics
 from cbtest import (case, check, check_document, check_refused, check_summary, doubling,
                     finite_positive, load_json)
 
+LABELS = ('release', 'asan', 'mpi')  # tests/labels.md
 
-@case
+
+@case('other_mpis')
 def pt2pt_latency_json(env):
     out = env.path("lat.json")
     r = env.ok(2, "latency", ["-m", "1:64K", "-c", "-J", out, "-i", "200", "-x", "20"])
@@ -26,7 +28,7 @@ def pt2pt_latency_json(env):
         check(abs(res["iteration_us"]["p50"] / 2 - lat["p50"]) < 1e-9, "latency = round trip / 2")
 
 
-@case
+@case('other_mpis')
 def pt2pt_bw_json(env):
     out = env.path("bw.json")
     env.ok(2, "bw", ["-m", "1:64K", "-c", "-i", "20", "-x", "2", "-J", out])
@@ -75,7 +77,7 @@ def pt2pt_mbw_mr_json(env):
         check(abs(rate * res["bytes"] / 1e6 - mbps) <= 1e-6 * mbps, "MB/s = rate x size")
 
 
-@case
+@case('other_mpis')
 def pt2pt_mbw_mr_four_ranks_yield(env):
     """Four ranks on two cores: the yield wait mode keeps this fast."""
     out = env.path("mbw4.json")

@@ -9,6 +9,8 @@ from cbtest import (case, check, check_document, check_refused, check_summary, d
                     finite_positive, load_json)
 from test_launch import virtual_nodes, virtual_nodes_unavailable
 
+LABELS = ('release', 'asan', 'mpi')  # tests/labels.md
+
 # name: (default sync, is bandwidth, active synchronisation only, sizes swept)
 RMA = {
     "put_latency": ("flush", False, False, True),

@@ -7,6 +7,8 @@ import subprocess
 
 from cbtest import Failure, case, check, load_json
 
+LABELS = ('release', 'other_mpis', 'asan', 'mpi')  # tests/labels.md
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 TIMING = ("compute_us", "start_us", "duration_us")
 

@@ -3,6 +3,8 @@ backends (JSON, busbw factors, roots, in place, count patterns, bad input), and 
 bfloat16 reductions on MPI through collbench's user-defined MPI_Op."""
 from cbtest import case, check, check_document, doubling, load_json
 
+LABELS = ('release', 'other_mpis', 'asan', 'mpi')  # tests/labels.md
+
 
 def check_busbw(res, factor):
     check(abs(res["busbw_GBps"] - res["algbw_GBps"] * factor) <= 1e-9 + 1e-9 * res["busbw_GBps"],
@@ -26,7 +28,7 @@ def reduce_json_roots_and_in_place(env):
                              "-k", "1", "-l", "--dtype", "int64", "--op", "max"])
 
 
-@case
+@case('tsan', '-other_mpis')
 def reduce_every_engine_algorithm_three_ranks(env):
     """Non-power-of-two rank count (yield): every algorithm, blocking and non-blocking on the
     progress thread."""
@@ -75,7 +77,7 @@ def barrier_one_row(env):
            timeout=60)
 
 
-@case
+@case('tsan')
 def alltoallv_patterns(env):
     for backend, counts in (("mpi", "uniform"), ("mpi", "zipf:3,7"), ("engine", "zipf:3,7"),
                             ("engine", "random:4")):
@@ -112,7 +114,7 @@ BAD_INPUT = [
 ]
 
 
-@case
+@case('-other_mpis')
 def reduce_barrier_alltoallv_bad_input(env):
     for bench, args, needle in BAD_INPUT:
         r = env.run(2, bench, args, timeout=30)

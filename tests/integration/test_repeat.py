@@ -2,6 +2,8 @@
 in the JSON (`repeat`), for every benchmark family; bad counts are refused with exit 2."""
 from cbtest import case, check, check_document, doubling, load_json
 
+LABELS = ('release', 'asan', 'mpi')  # tests/labels.md
+
 SPREAD_COLUMNS = ("Pass Min(us)", "Pass Max(us)", "Spread(%)")
 
 
@@ -110,7 +112,7 @@ def repeat_pt2pt_latency_and_bandwidth(env):
               f"bandwidth {rec['bandwidth_MBps']} is not that of the reported pass ({want})")
 
 
-@case
+@case('tsan')
 def repeat_nonblocking_and_replay(env):
     nb = env.path("iar.json")
     r = env.ok(2, "iallreduce", ["-m", "1K:4K", "-i", "10", "-x", "1", "--repeat", "3", "-f",

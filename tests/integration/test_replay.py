@@ -6,6 +6,8 @@ import subprocess
 
 from cbtest import Failure, case, check, check_document, load_json
 
+LABELS = ('release', 'asan', 'mpi')  # tests/labels.md
+
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "dl_patterns", "data")
 FAST = ["-i", "2", "-x", "1"]
 MODELS = {"resnet50": 102_228_128, "bert-base": 437_928_960, "gpt2": 497_759_232}
@@ -62,7 +64,7 @@ def models_on(env, backend):
                 check(col in r.out, f"{model} {fusion}: {col} missing:\n{r.out}")
 
 
-@case
+@case('-asan')
 def replay_models_mpi(env):
     models_on(env, "mpi")
 
@@ -167,7 +169,7 @@ def replay_vgg16_validated(env):
     check(res["algo"], "the engine names its algorithm")
 
 
-@case
+@case('tsan')
 def replay_compute_overlap(env):
     rate = 100  # us per MiB: ~9.7 ms of backward for ResNet-50's 97.5 MiB
     planned = rate * 102_228_128 / 2**20
@@ -224,7 +226,7 @@ PROFILE_STEP = [22_020_096 + 14_680_064] * 106
 PROFILE_STEP[0] += 25_165_824 + 16_777_216 + 3_145_728 + 773_280  # the sizes called once
 
 
-@case
+@case('-asan')
 def replay_profile_table_fits(env):
     """The whole table as one step, validated, under the default 1 GiB: a buffer per message
     (3.9 GB) does not fit, so buffers are shared 16 launches apart (16 buffers), and a launch
@@ -245,7 +247,7 @@ def replay_profile_table_fits(env):
     check(res["steps"]["count"] == 1 and res["steps"]["table_bytes"] == PROFILE_BYTES, "steps")
 
 
-@case
+@case('-asan')
 def replay_profile_per_step(env):
     """--steps 106: each replay step is one training step of the table; the steps add up to
     the table; buffers for one step's messages. Validating the whole table (3.9 GB per
@@ -306,20 +308,20 @@ def many_ready_at_once(env, backend, np):
     check_record(res, np)
 
 
-@case
+@case('other_mpis')
 def replay_many_ready_at_once_mpi(env):
     for np in (2, 3):
         many_ready_at_once(env, "mpi", np)
 
 
-@case
+@case('other_mpis')
 def replay_many_ready_at_once_engine(env):
     """The same on the engine: more than 16 shared-memory collectives in flight at once."""
     for np in (2, 3):
         many_ready_at_once(env, "engine", np)
 
 
-@case
+@case('-asan')
 def replay_profile_errors(env):
     """A limit below even the shared buffers, and --steps where it does not apply."""
     small = os.path.join(DATA, "small.trace.json")
@@ -452,7 +454,7 @@ RECORDED = [
 ]
 
 
-@case
+@case('other_mpis')
 def replay_recorder_round_trip(env):
     lib = os.path.join(env.bindir, "libcb_record.so")
     app = os.path.join(env.bindir, "tests", "cb_record_app")

@@ -17,6 +17,8 @@ import time
 from cbtest import Failure, case, check, load_json
 from test_launch import virtual_nodes, virtual_nodes_unavailable
 
+LABELS = ('release', 'mpi')  # tests/labels.md
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 SCHEMAS = ROOT / "schemas"
 SCRIPTS = ROOT / "scripts"

@@ -8,6 +8,8 @@ import sys
 
 from cbtest import case, check, load_json
 
+LABELS = ('release', 'mpi')  # tests/labels.md
+
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "scripts"))
 from fixtures import SCRIPTS, plotting_python  # noqa: E402  (tests/scripts/fixtures.py)
 

@@ -8,6 +8,8 @@ import time
 
 from cbtest import Failure, Run, case, check, load_json
 
+LABELS = ('release', 'asan', 'mpi')  # tests/labels.md
+
 
 def leftovers():
     try:
@@ -31,7 +33,7 @@ def shm_no_leftovers_after_normal_and_killed_runs(env):
     check([x["bytes"] for x in load_json(out)["results"]] == [65536], "the first size was kept")
 
 
-@case
+@case('other_mpis')
 def shm_collectives_on_shared_and_plain_buffers(env):
     for alloc in ("backend", "plain"):
         for bench, algo in (("allreduce", "shm"), ("allreduce", "shm_flat"), ("bcast", "shm"),
@@ -105,7 +107,7 @@ def shm_cma_off_falls_back(env):
            env=off)
 
 
-@case
+@case('-asan')
 def shm_hierarchical_on_virtual_nodes(env):
     for np, per_node in ((4, 2), (5, 2)):
         for bench, extra in (("allreduce", []), ("allreduce", ["-l"]), ("bcast", ["-k", "rotate"]),
@@ -122,7 +124,7 @@ def shm_hierarchical_on_virtual_nodes(env):
     check(r.rc == 2 and "needs ranks on at least two nodes" in r.err, str(r))
 
 
-@case
+@case('other_mpis')
 def shm_off(env):
     out = env.path("off.json")
     env.ok(2, "allreduce", ["--backend", "engine", "-m", "4:64K", "-c", "-i", "3", "-J", out],
