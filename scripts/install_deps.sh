@@ -5,7 +5,7 @@
 set -euo pipefail
 
 PACKAGES=(
-  cmake g++ make pkg-config git
+  cmake g++ make pkg-config git lld
   mpich libmpich-dev libcli11-dev nlohmann-json3-dev
   libibverbs-dev librdmacm-dev libhwloc-dev
   libgtest-dev libbenchmark-dev

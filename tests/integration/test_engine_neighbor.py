@@ -9,6 +9,8 @@ a corrupted result is caught."""
 from cbtest import case, check, check_corruption_caught, engine_algo_all, load_json
 
 LABELS = ('release', 'asan', 'mpi')  # tests/labels.md
+# Under ASan (-asan below): 2 ranks and the transports; the 3-4 rank and graph sweeps run the
+# same engine code (and the engine matrix at 3 ranks runs under ASan too).
 
 COLLS = ["neighbor_allgather", "neighbor_allgatherv", "neighbor_alltoall",
          "neighbor_alltoallv", "neighbor_alltoallw"]
@@ -43,24 +45,24 @@ def engine_neighbor_two_ranks(env):
     every_form(env, 2, "4:64K")
 
 
-@case
+@case('-asan')
 def engine_neighbor_three_ranks(env):
     every_form(env, 3, "4:16K")
 
 
-@case
+@case('-asan')
 def engine_neighbor_four_ranks_1d(env):
     """A ring of 4: two neighbors at radius 1, all three others at radius 2."""
     every_form(env, 4, "4:16K", TOPOLOGIES[:2])
 
 
-@case
+@case('-asan')
 def engine_neighbor_four_ranks_2d(env):
     """A 2x2 grid: each dimension's +1 and -1 are one rank, the three others neighbors."""
     every_form(env, 4, "4:16K", TOPOLOGIES[2:])
 
 
-@case
+@case('-asan')
 def engine_neighbor_graph_topology(env):
     """-N graph:FILE on the engine, the lists taken as they come: a directed ring and a
     chord at 3 ranks (rank 0 sends twice, rank 2 receives twice). The mpi algorithm runs

@@ -35,8 +35,8 @@ WINDOWS = ["create", "allocate", "dynamic"]
 def rma_args(bench, extra=()):
     _, bw, _, sized = RMA[bench]
     args = ["-i", "20", "-x", "3", "-c"]
-    if sized:
-        args += ["-m", "1:1K"]
+    if sized:  # every fourth size: the synchronisation, not the size, is what varies here
+        args += ["-m", "1:1K", "--stepfactor", "4"]
     if bw:
         args += ["-W", "8"]
     return args + list(extra)
@@ -114,7 +114,8 @@ def _window_case(window):
         for sync in ACTIVE:
             run_rma(env, "put_bibw", window, sync)
     fn.__name__ = f"rma_every_sync_{window}_window"
-    return case(fn)
+    # Under ASan one window kind: the others differ in MPI's window, not in collbench's code.
+    return case(fn) if window == "allocate" else case("-asan")(fn)
 
 
 for _window in WINDOWS:
