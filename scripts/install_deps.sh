@@ -38,12 +38,19 @@ if [ -e /usr/bin/mpicc.openmpi ] && [ -e /usr/bin/mpicc.mpich ]; then
   $sudo update-alternatives --set mpi-x86_64-linux-gnu /usr/include/x86_64-linux-gnu/mpich >/dev/null
 fi
 
-# --- mpi4py (opt-in: CB_MPI4PY=1) -------------------------------------------------------
-# mpi4py built from source against this MPICH, and its test directory, in .venv-mpi4py/
-# (git-ignored), for scripts/preload_mpi4py_tests.sh and the ctest case
-# int_preload_mpi4py_cco_subset (skipped without them). Not by default: the source build
-# takes about 3.5 min of CPU on a 2-core VM (PyPI's wheel needs libmpi.so.12, which
-# Debian's MPICH lacks). Idempotent: nothing to do once installed.
-if [ "${CB_MPI4PY:-0}" = 1 ]; then
-  MPI4PY_INSTALL=only bash "$(dirname "$0")/preload_mpi4py_tests.sh"
-fi
+# --- peer test suites: mpi4py's and MPICH's own tests (idempotent: quick once installed) ----
+# For the ctest cases int_preload_mpi4py_cco_subset and int_preload_mpich_coll_subset
+# (tests/integration/test_preload_mpi4py.py, test_preload.py), which skip, saying why, without
+# them. Both git-ignored in the repository:
+#   .venv-mpi4py/         mpi4py 4.1.2, PyPI's binary wheel (MPICH's and Open MPI's ABI), and
+#                         its test/ from the source distribution (about 15 s);
+#                         scripts/preload_mpi4py_tests.sh, which for the MPI 5.0 standard ABI
+#                         builds it from source when asked (scripts/test.sh, other MPIs)
+#   .peer/mpich-coll-tests/  MPICH 4.0.2's test/mpi/coll from Debian's source archive
+#                         (about 10 s); scripts/preload_mpich_tests.sh
+# A failed download stops here: CI must not turn a missing peer suite into a skipped case.
+here=$(dirname "$0")
+MPI4PY_INSTALL=only bash "$here/preload_mpi4py_tests.sh" ||
+  { echo "install_deps: mpi4py or its tests could not be installed (see above)" >&2; exit 1; }
+MPICH_TESTS_INSTALL=only bash "$here/preload_mpich_tests.sh" ||
+  { echo "install_deps: MPICH's collective tests could not be fetched (see above)" >&2; exit 1; }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # mpi4py's own test suite (its source distribution's test/, collective modules test_cco_*)
-# run on plain MPICH and through libcb_engine_preload.so, at 2 and 3 ranks: per module and
+# run on the plain MPI library and through libcb_engine_preload.so, at 2 and 3 ranks: per module and
 # run passed/failed/skipped as unittest counts them on rank 0, whether the preloaded run
 # matches the plain one, and the preload's per-function engine/passed-through counts summed
 # over ranks (CB_PRELOAD_VERBOSE). A second peer suite next to preload_mpich_tests.sh;
@@ -18,15 +18,24 @@
 #                  then aborts the job at the first failure, where the ranks would otherwise
 #                  wait in different tests until T); add e.g. "-k Allreduce" (unittest's -k)
 #   MPI4PY_VENV    the virtual environment holding mpi4py and its tests (default
-#                  .venv-mpi4py/ in the repository, git-ignored)
+#                  .venv-mpi4py/ in the repository, git-ignored; for the MPI 5.0 standard
+#                  ABI its mpiabi/)
 #   MPI4PY_VERSION the version installed when it is missing (default 4.1.2)
 #   MPI4PY_INSTALL 0: do not install what is missing, exit 3 instead (for the test suite);
-#                  "only": install what is missing and exit (scripts/install_deps.sh)
-#   CB_PRELOAD_LIB the library (default build/libcb_engine_preload.so)
+#                  "only": install what is missing and exit (scripts/install_deps.sh for
+#                  the mpicc on PATH; for another build's MPI with CB_PRELOAD_LIB set)
+#   CB_PRELOAD_LIB the library (default build/libcb_engine_preload.so); mpi4py is run with
+#                  the MPI library it links (where it is missing: the one mpicc links)
+#   CB_TEST_PRELOAD_FIRST  libraries LD_PRELOAD names before the library, ':' between them
+#                  (a sanitizer build's runtimes: tests/integration/test_preload.py)
+#   MPICC          where CB_PRELOAD_LIB is missing, the compiler wrapper whose MPI library
+#                  counts (default mpicc); with the standard ABI, the one mpi4py is built
+#                  with (default mpicc_abi beside the MPI library)
 #   MPIRUN         the launcher (default mpirun)
-# mpi4py is built from source with the mpicc on PATH (pip install --no-binary mpi4py): the
-# wheel on PyPI needs libmpi.so.12, which Debian's MPICH does not have (it has
-# libmpich.so.12). About 3.5 min of CPU on this VM, once.
+# mpi4py for MPICH's ABI (Debian's MPICH 4, MPICH 5) and Open MPI's is PyPI's binary wheel
+# (a few seconds); for the MPI 5.0 standard ABI, which the wheel lacks, a source build with
+# mpicc_abi (about 35 s of CPU). Both from PyPI, and the tests from mpi4py's source
+# distribution there.
 # Prints one line per module and run, then writes OUTDIR/summary.txt: per module the
 # counts of each run, "same" or "DIFFERENT", and the preload's counts; the last line
 # "N passed, N failed, N skipped" over the preloaded runs that finished, then "; N runs did
@@ -45,50 +54,133 @@ venv=${MPI4PY_VENV:-$repo/.venv-mpi4py}
 version=${MPI4PY_VERSION:-4.1.2}
 lib=${CB_PRELOAD_LIB:-$repo/build/libcb_engine_preload.so}
 mpirun=${MPIRUN:-mpirun}
-py=$venv/bin/python
 args=${MPI4PY_ARGS--f}
 
-# --- mpi4py, built against the MPICH that mpicc names, and its test directory -------------
-have_mpi4py() {
-  [ -x "$py" ] && "$py" -c 'import mpi4py.MPI as M; assert M.get_vendor()[0] == "MPICH"' \
-    >/dev/null 2>&1
+# --- which MPI library: the one the preload library links (else the one mpicc links) --------
+# mpi4py must call the same library as the preload: MPICH's ABI (libmpi.so.12; Debian's
+# MPICH names it libmpich.so.12), Open MPI's (libmpi.so.40), or the MPI 5.0 standard ABI
+# (libmpi_abi.so, e.g. MPICH 5 built for it, scripts/mpi_select.sh's mpich5-abi).
+libmpi_of() {  # libmpi_of FILE: "NAME PATH" of the MPI library FILE links
+  ldd "$1" 2>/dev/null | awk '$1 ~ /^lib(mpi|mpich|mpi_abi)\.so(\.[0-9]+)*$/ && $3 ~ /^\// {
+    print $1, $3; exit }'
+}
+if [ -f "$lib" ]; then
+  read -r libmpi_name libmpi_path <<<"$(libmpi_of "$lib")"
+  probe_from=$lib
+else  # before the build (scripts/install_deps.sh): the MPI of the mpicc on PATH
+  probe=$(mktemp -d)
+  printf '#include <mpi.h>\nint main(int c, char **v) { return MPI_Init(&c, &v); }\n' \
+    >"$probe/p.c"
+  "${MPICC:-mpicc}" -o "$probe/p" "$probe/p.c" >/dev/null 2>&1
+  read -r libmpi_name libmpi_path <<<"$(libmpi_of "$probe/p")"
+  rm -rf "$probe"
+  probe_from="${MPICC:-mpicc} ($(command -v "${MPICC:-mpicc}"))"
+fi
+[ -n "${libmpi_path:-}" ] || { echo "no MPI library found in what $probe_from links" >&2; exit 3; }
+libdir=$(dirname "$libmpi_path")
+case "$libmpi_name" in
+  libmpi_abi.so*) abi=mpiabi ;;
+  libmpi.so.40) abi=openmpi ;;
+  *) abi=mpich ;;
+esac
+
+# --- mpi4py for that ABI, and its test directory -------------------------------------------
+# MPICH's and Open MPI's ABI: PyPI's binary wheel in $venv (seconds), whose extension modules
+# for each (MPI.mpich.so, MPI.openmpi.so) need libmpi.so.12 and libmpi.so.40: found through
+# LD_LIBRARY_PATH, for Debian's libmpich.so.12 as a link $venv/libmpi/<hash>/libmpi.so.12 to
+# it; MPI4PY_MPIABI names which module to load. The wheel has no module for the standard ABI:
+# there mpi4py is built from source with the MPI's mpicc_abi in its own environment
+# $venv/mpiabi (at -O0: about 35 s of CPU on a 2-core VM).
+run_env=(env "LD_LIBRARY_PATH=$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}")
+if [ "$abi" = mpiabi ]; then
+  pyenv=$venv/mpiabi
+  mpicc_abi=${MPICC:-$(dirname "$libdir")/bin/mpicc_abi}
+  [ -x "$mpicc_abi" ] || command -v "$mpicc_abi" >/dev/null || mpicc_abi=mpicc
+else
+  pyenv=$venv
+  run_env+=("MPI4PY_MPIABI=$abi")
+  if [ "$libmpi_name" = libmpich.so.12 ]; then
+    shim=$venv/libmpi/$(echo "$libmpi_path" | md5sum | cut -c1-12)
+    run_env[1]="LD_LIBRARY_PATH=$shim${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  fi
+fi
+py=$pyenv/bin/python
+have_mpi4py() {  # mpi4py $version of the right kind in $pyenv, and it loads this MPI
+  local site
+  [ -x "$py" ] || return 1
+  site=$("$py" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])') || return 1
+  if [ "$abi" = mpiabi ]; then
+    compgen -G "$site/mpi4py/MPI.cpython-*.so" >/dev/null || return 1
+  else
+    compgen -G "$site/mpi4py/MPI.$abi.*.so" >/dev/null || return 1  # the wheel, not a build
+  fi
+  [ "$("${run_env[@]}" "$py" -c 'import mpi4py; mpi4py.rc.initialize = False
+from mpi4py import MPI
+print(mpi4py.__version__)' 2>/dev/null)" = "$version" ]
 }
 tests_dir() {
   local d
-  for d in "$venv"/src/mpi4py-*/test; do [ -f "$d/main.py" ] && { echo "$d"; return; }; done
+  for d in "$venv"/src/mpi4py-"$version"/test; do [ -f "$d/main.py" ] && { echo "$d"; return; }; done
 }
-
 need() {
   if [ "${MPI4PY_INSTALL:-1}" = 0 ]; then
-    echo "$1 missing in $venv (scripts/preload_mpi4py_tests.sh or CB_MPI4PY=1 scripts/install_deps.sh installs it)" >&2
+    local how="MPI4PY_INSTALL=only CB_PRELOAD_LIB=$lib scripts/preload_mpi4py_tests.sh"
+    [ "$abi" = mpiabi ] || how="scripts/install_deps.sh, or $how,"
+    echo "$1 missing in $pyenv (for $libmpi_path; $how installs it)" >&2
     exit 3
   fi
 }
+[ -z "${shim:-}" ] || { mkdir -p "$shim" && ln -sfn "$libmpi_path" "$shim/libmpi.so.12"; }
 if ! have_mpi4py; then
-  need "mpi4py"
-  command -v mpicc >/dev/null || { echo "no mpicc: install libmpich-dev" >&2; exit 3; }
-  echo "installing mpi4py $version into $venv (built with $(command -v mpicc))" >&2
+  need "mpi4py $version ($abi)"
   start=$SECONDS
-  if ! { [ -x "$py" ] || python3 -m venv "$venv"; } ||
-    ! MPICC=mpicc "$venv/bin/pip" install -q --no-binary mpi4py "mpi4py==$version"; then
-    echo "mpi4py install failed" >&2
+  if ! { [ -x "$py" ] || python3 -m venv "$pyenv"; }; then
+    echo "cannot make a Python environment in $pyenv" >&2
     exit 3
   fi
+  if [ "$abi" = mpiabi ]; then
+    echo "installing mpi4py $version into $pyenv, built with $mpicc_abi (the MPI 5.0 standard ABI)" >&2
+    # (--no-cache-dir: not a wheel pip built earlier, for another MPI)
+    MPICC=$mpicc_abi CFLAGS=-O0 "$pyenv/bin/pip" install -q --disable-pip-version-check \
+      --no-cache-dir --force-reinstall --no-binary mpi4py "mpi4py==$version" >&2
+  else
+    echo "installing mpi4py $version into $pyenv (PyPI's wheel)" >&2
+    "$pyenv/bin/pip" install -q --disable-pip-version-check --force-reinstall \
+      --only-binary mpi4py "mpi4py==$version" >&2
+  fi || { echo "mpi4py install failed" >&2; exit 3; }
   echo "mpi4py installed in $((SECONDS - start)) s" >&2
-  have_mpi4py || { echo "mpi4py in $venv does not load MPICH" >&2; exit 3; }
+  have_mpi4py || { echo "mpi4py in $pyenv does not load $libmpi_path" >&2; exit 3; }
 fi
-if [ -z "$(tests_dir)" ]; then  # the tests of the version installed
-  need "mpi4py's test directory"
-  installed=$("$py" -c 'import mpi4py; print(mpi4py.__version__)')
+if [ -z "$(tests_dir)" ]; then  # test/ of the source distribution, unpacked alone
+  need "mpi4py $version's test directory"
   mkdir -p "$venv/src"
-  if ! "$venv/bin/pip" download -q --no-deps --no-binary mpi4py "mpi4py==$installed" \
-    -d "$venv/src" || ! tar -xzf "$venv/src/mpi4py-$installed.tar.gz" -C "$venv/src"; then
-    echo "cannot fetch mpi4py $installed's source distribution" >&2
+  sdist=$venv/src/mpi4py-$version.tar.gz
+  # The file PyPI lists for the version, checked against its SHA-256 (pip download would
+  # prepare the package's metadata: a build environment, 15 s).
+  "$py" - "$version" "$sdist" <<'PY' >&2 ||
+import hashlib, json, sys, urllib.request
+version, path = sys.argv[1:]
+with urllib.request.urlopen("https://pypi.org/pypi/mpi4py/json", timeout=60) as r:
+    sdist = next(u for u in json.load(r)["releases"][version] if u["packagetype"] == "sdist")
+with urllib.request.urlopen(sdist["url"], timeout=120) as r:
+    data = r.read()
+if hashlib.sha256(data).hexdigest() != sdist["digests"]["sha256"]:
+    sys.exit(f"{sdist['url']}: SHA-256 does not match PyPI's")
+open(path, "wb").write(data)
+PY
+    "$pyenv/bin/pip" download -q --disable-pip-version-check --no-deps --no-binary mpi4py \
+      "mpi4py==$version" -d "$venv/src" >&2
+  if ! [ -f "$sdist" ] || ! tar -xzf "$sdist" -C "$venv/src" "mpi4py-$version/test"; then
+    echo "cannot fetch mpi4py $version's source distribution" >&2
     exit 3
   fi
+  rm -f "$sdist"
 fi
 testdir=$(tests_dir)
-[ "${MPI4PY_INSTALL:-1}" = only ] && { echo "mpi4py and its tests: $venv" >&2; exit 0; }
+[ "${MPI4PY_INSTALL:-1}" = only ] && {
+  echo "mpi4py $version ($abi, for $libmpi_path) and its tests: $pyenv" >&2
+  exit 0
+}
 if [[ " $runs " == *" preload "* ]]; then
   [ -f "$lib" ] || { echo "no $lib: build the target cb_engine_preload first" >&2; exit 2; }
   lib=$(cd "$(dirname "$lib")" && pwd)/$(basename "$lib")
@@ -98,13 +190,14 @@ out=$(cd "$out" && pwd)
 modules=$(cd "$testdir" && printf '%s\n' test_*.py | sed 's/\.py$//' | grep -E "$pat")
 [ -n "$modules" ] || { echo "no module of $testdir matches $pat" >&2; exit 3; }
 
-# Each rank's output to its own file (MPICH's launcher sets PMI_RANK).
+# Each rank's output to its own file (MPICH's launcher sets PMI_RANK, Open MPI's
+# OMPI_COMM_WORLD_RANK).
 wrap=$out/rank_output.sh
 cat >"$wrap" <<'EOF'
 #!/bin/sh
 log=$1
 shift
-exec "$@" >"$log.${PMI_RANK:-0}" 2>&1
+exec "$@" >"$log.${PMI_RANK:-${OMPI_COMM_WORLD_RANK:-${PMIX_RANK:-0}}}" 2>&1
 EOF
 chmod +x "$wrap"
 
@@ -139,8 +232,9 @@ engine_counts() {
 
 summary=$out/summary.txt
 {
-  echo "# mpi4py $("$py" -c 'import mpi4py; print(mpi4py.__version__)') tests ($testdir)"
-  echo "# $("$py" -c 'from mpi4py import MPI; print(MPI.Get_library_version().splitlines()[0])')"
+  echo "# mpi4py $version ($pyenv) tests ($testdir)"
+  echo "# $("${run_env[@]}" "$py" -c 'import mpi4py; mpi4py.rc.initialize = False
+from mpi4py import MPI; print(MPI.Get_library_version().replace("\0", "").splitlines()[0])') ($libmpi_path)"
   echo "# modules matching $pat, ranks: $nps, runs: $runs, main.py -v $args"
   echo "# per run: passed failed skipped (rank 0; failed = failures + errors); preload counts:"
   echo "# FUNCTION=engine/passed-through summed over ranks"
@@ -155,12 +249,13 @@ for np in $nps; do
       rm -f "$log".* "$log.verbose"
       envs=()
       if [ "$run" = preload ]; then
-        envs=(env "LD_PRELOAD=$lib" CB_PRELOAD_VERBOSE=1 "CB_PRELOAD_LOG=$log.verbose")
+        envs=(env "LD_PRELOAD=${CB_TEST_PRELOAD_FIRST:+$CB_TEST_PRELOAD_FIRST:}$lib"
+              CB_PRELOAD_VERBOSE=1 "CB_PRELOAD_LOG=$log.verbose")
         [ "$np" -gt 2 ] && envs+=(CB_PRELOAD_WAIT=yield)
       fi
       start=$SECONDS
       # shellcheck disable=SC2086  # $args: words
-      timeout -k 10 "$T" "$mpirun" -n "$np" "$wrap" "$log" "${envs[@]}" "$py" \
+      timeout -k 10 "$T" "$mpirun" -n "$np" "$wrap" "$log" "${run_env[@]}" "${envs[@]}" "$py" \
         "$testdir/main.py" -v $args "$mod" >"$log.launcher" 2>&1
       rc=$?
       c=$(counts "$log.0")

@@ -70,6 +70,10 @@ other_mpis() {
     if CB_MPI=$mpi CB_BUILD_TARGETS="$OTHER_MPI_TARGETS" bash scripts/build.sh "$build" \
         -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCOLLBENCH_BUILD_TESTS=ON -DCOLLBENCH_CUDA=OFF \
         -DCOLLBENCH_NCCL=OFF; then
+      # mpi4py for this MPI: PyPI's wheel covers MPICH's and Open MPI's ABI (nothing to do);
+      # for the standard ABI it is built from source with mpicc_abi (~30 s).
+      MPI4PY_INSTALL=only CB_PRELOAD_LIB="$build/libcb_engine_preload.so" \
+        bash scripts/preload_mpi4py_tests.sh || rc=1
       ctest --test-dir "$build" --output-on-failure -L '^other_mpis$' || rc=1
     else
       echo "== test.sh: other MPIs: $mpi: the build failed" >&2
@@ -82,7 +86,7 @@ other_mpis() {
 # Sanitizer builds leave out CUDA and NCCL (no GPU here: their tests skip anyway) and
 # optimise lightly (-O1) to keep the build short. Which tests run under each is their
 # label (asan, tsan): see tests/labels.md for what is left to the release stage and why.
-SANITIZER_TARGETS_THREAD="cb_benchmarks node_shm_check cb_engine_preload cb_legal_programs cb_preload_app"
+SANITIZER_TARGETS_THREAD="cb_benchmarks node_shm_check cb_engine_preload cb_legal_programs"
 sanitized() {  # sanitized address,undefined|thread
   local san=$1 build="build-${1//,/-}"
   # MPICH and UCX keep allocations until exit; leaks of the libraries are not ours.

@@ -130,7 +130,9 @@ class NbOp {
   bool mpi_free() const { return eng_->comm_.node_count() == 1 && eng_->comm_.shm(); }
 
   MPI_Request greq = MPI_REQUEST_NULL;
-  bool done = false;
+  // Set with the engine mutex held; read without it too, by MPI's poll and wait functions
+  // in other threads (MPI_THREAD_MULTIPLE).
+  std::atomic<bool> done{false};
 
  private:
   std::shared_ptr<CommEngine> eng_;  // the communicator's engine outlives its operations
@@ -475,8 +477,10 @@ void CommEngine::run(const CollArgs& a, const engine::Algorithm& algo) {
   // The small operation is advanced without the engine's lock: nothing else of this
   // communicator runs meanwhile (nothing was pending, and MPI orders a communicator's
   // collectives), its state is on this stack, and it makes no MPI call.
+  // Other threads start and complete operations meanwhile (MPI_THREAD_MULTIPLE): whether
+  // any is in flight is read from the atomic count, never from in_flight() without the lock.
   for (uint64_t polls = 0; on_slots && !small.advance();) {
-    if (!in_flight().empty()) progress_all();
+    if (operations_in_flight() > 0) progress_all();
     pause(++polls, comm_.wait_mode());
   }
   for (uint64_t polls = 0; !on_slots;) {
@@ -484,7 +488,7 @@ void CommEngine::run(const CollArgs& a, const engine::Algorithm& algo) {
       Guard g;
       if (exec->test()) break;
     }
-    if (!in_flight().empty()) progress_all();
+    if (operations_in_flight() > 0) progress_all();
     pause(++polls, comm_.wait_mode());
   }
 }
@@ -492,7 +496,7 @@ void CommEngine::run(const CollArgs& a, const engine::Algorithm& algo) {
 void CommEngine::start(const CollArgs& a, const engine::Algorithm& algo, const char* function,
                        MPI_Request* request) {
   Guard g;
-  started_nonblocking_ = true;
+  started_nonblocking_.store(true, std::memory_order_relaxed);
   auto op = std::make_unique<NbOp>(shared_from_this(), algo, a, function);
   CB_MPI(mpi_compat::pmpi_grequest_start(query_fn, free_fn, cancel_fn, poll_fn, wait_fn, op.get(),
                                          request));

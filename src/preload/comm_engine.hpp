@@ -12,6 +12,7 @@
 
 #include <mpi.h>
 
+#include <atomic>
 #include <map>
 #include <memory>
 #include <string>
@@ -62,7 +63,8 @@ class CommEngine : public std::enable_shared_from_this<CommEngine> {
   engine::Comm& comm() { return comm_; }
   // Whether a non-blocking operation ever ran on this engine: the same on every rank of
   // the communicator (each makes the same routed calls), unlike "one is in flight now".
-  bool started_nonblocking() const { return started_nonblocking_; }
+  // Read without the engine mutex (pass_blocking): atomic.
+  bool started_nonblocking() const { return started_nonblocking_.load(std::memory_order_relaxed); }
 
  private:
   friend class NbOp;
@@ -72,7 +74,7 @@ class CommEngine : public std::enable_shared_from_this<CommEngine> {
   engine::HostExecutor host_;
   engine::Schedule blocking_;
   std::map<Coll, std::vector<engine::Rule>> pruned_;  // the tuning table's rules for this size
-  bool started_nonblocking_ = false;
+  std::atomic<bool> started_nonblocking_{false};
 };
 
 // Creates the engine of `comm` (collective over comm; no lock held, so threads creating

@@ -12,8 +12,8 @@
 #include <cstddef>
 #include <cstdio>
 #include <cstdlib>
-#include <memory>
 #include <iterator>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>

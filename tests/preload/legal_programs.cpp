@@ -8,10 +8,13 @@
 //
 // Every rank writes its results to OUT_PREFIX.RANK, one line each:
 //   own NAME HASH     this rank's result bits (64-bit FNV-1a): the same with and without the
-//                     preload
+//                     preload. Every result has one, floating-point ones included: their
+//                     inputs are small integers or dyadic fractions whose sums are exact in
+//                     any order (ex_in), so the engine's order of additions cannot change a bit
 //   xrank NAME HASH   bits that must be the same on every rank of the run, but may differ
 //                     between MPI libraries (a floating-point sum whose value depends on the
-//                     order of contributions)
+//                     order of contributions: order_dependent_sum, which has an exact variant
+//                     in "own" lines too)
 //   skip REASON       the case cannot run here (MPI_THREAD_MULTIPLE not provided)
 //   ok                last line: the case ran to its end
 // Wrong elements (every integer result is checked against its exact value) go to stderr and
@@ -20,6 +23,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -276,9 +280,65 @@ void od_check(const std::string& what, const std::vector<double>& got, size_t of
   }
 }
 
+// The exact variant's element i of rank r: an integer of magnitude below 512 times
+// 2^-((r + i) % 8), so every input and every partial sum of up to 2^7 ranks is a multiple of
+// 2^-7 below 2^23: exact in float and double, whatever the order of the additions. So these
+// sums, unlike od_in's, must have the same bits with and without the preload ("own").
+double ex_in(int rank, size_t i) {
+  const int k = static_cast<int>((static_cast<size_t>(rank) * 37 + i * 11) % 1000) - 500;
+  return std::ldexp(static_cast<double>(k), -static_cast<int>((static_cast<size_t>(rank) + i) % 8));
+}
+
+// Exact: the one sum every order of addition gives.
+template <typename T>
+void ex_check(const std::string& what, const std::vector<T>& got, size_t offset = 0) {
+  int shown = 0;
+  for (size_t i = 0; i < got.size(); ++i) {
+    double exact = 0;
+    for (int r = 0; r < g_size; ++r) exact += ex_in(r, offset + i);
+    if (static_cast<double>(got[i]) == exact) continue;
+    std::lock_guard<std::mutex> lock(g_mutex);
+    ++g_errors;
+    if (shown++ < 3)
+      std::fprintf(stderr, "legal_programs: rank %d: %s: element %zu is %.17g, expected %.17g\n",
+                   g_rank, what.c_str(), offset + i, static_cast<double>(got[i]), exact);
+  }
+  own(what, got);
+}
+
+// The same calls as order_dependent_sum's on exactly summable inputs (ex_in).
+void exact_sums(MPI_Comm c, size_t n, const std::string& tag) {
+  std::vector<double> in(n), out(n, -1);
+  for (size_t i = 0; i < n; ++i) in[i] = ex_in(g_rank, i);
+  MPI_Allreduce(in.data(), out.data(), static_cast<int>(n), MPI_DOUBLE, MPI_SUM, c);
+  ex_check("exact allreduce " + tag, out);
+
+  std::vector<double> io = in;
+  MPI_Allreduce(MPI_IN_PLACE, io.data(), static_cast<int>(n), MPI_DOUBLE, MPI_SUM, c);
+  ex_check("exact allreduce_in_place " + tag, io);
+
+  std::vector<double> nb(n, -1);
+  MPI_Request req;
+  MPI_Iallreduce(in.data(), nb.data(), static_cast<int>(n), MPI_DOUBLE, MPI_SUM, c, &req);
+  MPI_Wait(&req, MPI_STATUS_IGNORE);
+  ex_check("exact iallreduce " + tag, nb);
+
+  std::vector<float> fin(n), fout(n, -1);
+  for (size_t i = 0; i < n; ++i) fin[i] = static_cast<float>(in[i]);  // exact in float
+  MPI_Allreduce(fin.data(), fout.data(), static_cast<int>(n), MPI_FLOAT, MPI_SUM, c);
+  ex_check("exact allreduce_float " + tag, fout);
+
+  const size_t ns = static_cast<size_t>(g_size);
+  std::vector<double> rin(n * ns), rblock(n, -1);
+  for (size_t i = 0; i < n * ns; ++i) rin[i] = ex_in(g_rank, i);
+  MPI_Reduce_scatter_block(rin.data(), rblock.data(), static_cast<int>(n), MPI_DOUBLE, MPI_SUM, c);
+  ex_check("exact reduce_scatter_block " + tag, rblock, static_cast<size_t>(g_rank) * n);
+}
+
 void order_dependent_sum() {
   MPI_Comm c = MPI_COMM_WORLD;
   for (size_t n : {size_t{1}, size_t{7}, size_t{64}, size_t{100000}}) {
+    exact_sums(c, n, "n=" + sz(n));
     std::vector<double> in(n), out(n, -1);
     for (size_t i = 0; i < n; ++i) in[i] = od_in(g_rank, i);
     const std::string tag = "n=" + sz(n);
@@ -467,6 +527,41 @@ void threads_comm_free() {
   MPI_Comm_free(&b);
 }
 
+// ---- 5d. blocking collectives in one thread, non-blocking ones in another ----------------
+
+// One thread runs small blocking allreduces on A (now and then a larger one) while another
+// starts and waits for non-blocking ones on B, in a loop: the blocking call's wait loop
+// looks at the process's operations in flight while the other thread starts and completes
+// them (issue 37: CommEngine::run read the list without the engine's lock, a data race
+// that ThreadSanitizer reports).
+void threads_race(int iters) {
+  MPI_Comm a = dup(MPI_COMM_WORLD), b = dup(MPI_COMM_WORLD);
+  const std::vector<int> who = members(MPI_COMM_WORLD);
+  std::thread blocking([&] {
+    for (int k = 0; k < iters; ++k) {
+      const size_t n = k % 4 == 3 ? 16384 : 16;
+      Allreduce x(k, n, who);
+      MPI_Allreduce(x.send.data(), x.recv.data(), static_cast<int>(n), MPI_INT, MPI_SUM, a);
+      x.check("A allreduce " + std::to_string(k));
+    }
+  });
+  std::thread nonblocking([&] {
+    for (int k = 0; k < iters; ++k) {
+      const size_t n = k % 2 ? 4096 : 16;
+      Allreduce y(k + 1000, n, who);
+      MPI_Request r;
+      MPI_Iallreduce(y.send.data(), y.recv.data(), static_cast<int>(n), MPI_INT, MPI_SUM, b, &r);
+      MPI_Wait(&r, MPI_STATUS_IGNORE);
+      y.check("B iallreduce " + std::to_string(k));
+    }
+  });
+  blocking.join();
+  nonblocking.join();
+  std::sort(g_lines.begin(), g_lines.end());  // the threads' lines interleave by chance
+  MPI_Comm_free(&a);
+  MPI_Comm_free(&b);
+}
+
 // ---- 5c. the same call on communicators that reuse one handle -----------------------------
 
 // The preload remembers the route of the last call with the same signature and buffers
@@ -495,10 +590,12 @@ void reused_handle() {
       for (int w : who) sum += ar_in(w, k, i);
       return sum;
     });
+    own("allreduce " + std::to_string(k), recv);
     // Root 0 of this communicator: world rank who[0].
     for (size_t i = 0; i < n; ++i) bc[i] = g_rank == who[0] ? bc_val(k, i) : -1;
     MPI_Bcast(bc.data(), static_cast<int>(n), MPI_INT, 0, c);
     expect_eq<int>("bcast " + std::to_string(k), bc, [&](size_t i) { return bc_val(k, i); });
+    own("bcast " + std::to_string(k), bc);
     MPI_Comm_free(&c);
   }
 }
@@ -726,6 +823,7 @@ void cross_comm_progress(const std::string& blocker) {
       double sum = -1;
       MPI_Allreduce(&mine, &sum, 1, MPI_DOUBLE, MPI_SUM, b);
       if (sum != g_size * (g_size - 1) / 2.0) error("allreduce on B: " + std::to_string(sum));
+      own(blocker + ": allreduce on B " + std::to_string(tag), std::vector<double>{sum});
     } else if (g_rank == 0) {
       int token = 0;
       MPI_Recv(&token, 1, MPI_INT, 1, tag, b, MPI_STATUS_IGNORE);
@@ -888,6 +986,7 @@ void split_type_subcomms() {
         for (int m : p) t += ar_in(m, it + 70, i);
         return t;
       });
+    own(tag + "parity reduce", red);  // untouched (-1) off the root, with the preload too
     MPI_Barrier(shared);
   }
   MPI_Comm_free(&shared);
@@ -907,6 +1006,7 @@ void on_one_rank(MPI_Comm c, const std::string& tag) {
   std::vector<double> d{1.5, -2.25, 1e-16}, dout(3, 0);
   MPI_Allreduce(d.data(), dout.data(), 3, MPI_DOUBLE, MPI_SUM, c);
   if (dout != d) error(tag + " allreduce of doubles changed the values");
+  own(tag + " allreduce of doubles", dout);
   std::vector<int> b = in;
   MPI_Bcast(b.data(), static_cast<int>(n), MPI_INT, 0, c);
   expect_eq<int>(tag + " bcast", b, same);
@@ -950,6 +1050,19 @@ void comm_self() {
 
 void reduce_roots() {
   MPI_Comm c = MPI_COMM_WORLD;
+  // "library NAME": MPI_Get_library_version's first line, blanks made one space (as
+  // src/engine/mpi_library.cpp does), from which the test knows which calls the preload
+  // must give the engine (MPICH 4.0's in-place reduce at a root other than 0 crashes).
+  char version[MPI_MAX_LIBRARY_VERSION_STRING] = {};
+  int length = 0;
+  MPI_Get_library_version(version, &length);
+  std::string first;
+  for (const char* p = version; *p && *p != '\n'; ++p)
+    if (!std::isspace(static_cast<unsigned char>(*p)))
+      first += *p;
+    else if (!first.empty() && first.back() != ' ')
+      first += ' ';
+  g_lines.push_back("library " + first);
   std::vector<int> roots{g_size - 1, 1, 0};
   roots.erase(std::unique(roots.begin(), roots.end()), roots.end());  // 2 ranks: 1, 0
   for (size_t n : {size_t{128}, size_t{1024}, size_t{8192}}) {        // 1, 8, 64 KiB of double
@@ -1192,8 +1305,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   const std::string name = argv[1];
-  const bool threaded =
-      name == "thread_exits" || name == "threads_distinct_comms" || name == "threads_comm_free";
+  const bool threaded = name == "thread_exits" || name == "threads_distinct_comms" ||
+                        name == "threads_comm_free" || name == "threads_race";
   int provided = MPI_THREAD_SINGLE;
   if (threaded)
     MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
@@ -1216,6 +1329,8 @@ int main(int argc, char** argv) {
     threads_distinct_comms();
   } else if (name == "threads_comm_free") {
     threads_comm_free();
+  } else if (name == "threads_race") {
+    threads_race(arg_int(argc, argv, 3, 200));
   } else if (name == "reused_handle") {
     reused_handle();
   } else if (name == "nbx") {
