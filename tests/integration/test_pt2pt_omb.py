@@ -44,7 +44,7 @@ def rma_args(bench, extra=()):
 
 def check_rma_doc(doc, bench, window, sync):
     _, bw, _, sized = RMA[bench]
-    check_document(doc, bench, 2, doubling(1, 1024) if sized else [8])
+    check_document(doc, bench, 2, [4 ** k for k in range(6)] if sized else [8])  # 1 B-1 KiB
     one = doc["one_sided"]
     check(one["window"] == window and one["sync"] == sync, f"one_sided {one}")
     check(one["operation"] == OPERATION[bench], f"operation {one}")
