@@ -115,14 +115,18 @@ class Env:
         self.bindir, self.mpirun, self.workdir = bindir, launcher(mpirun, workdir), workdir
         self.real_mpirun = mpirun
 
+    def config(self):
+        """The build's generated/config.hpp (how it was configured), "" without one."""
+        try:
+            with open(os.path.join(self.bindir, "generated", "config.hpp")) as f:
+                return f.read()
+        except OSError:
+            return ""
+
     def abi(self):
         """Whether the build uses the MPI 5.0 standard ABI (-DCOLLBENCH_MPI_ABI=ON): programs
         that run with its preloaded libraries must be compiled with the ABI wrappers too."""
-        try:
-            with open(os.path.join(self.bindir, "generated", "config.hpp")) as f:
-                return "#define CB_MPI_ABI 1" in f.read()
-        except OSError:
-            return False
+        return "#define CB_MPI_ABI 1" in self.config()
 
     def mpi_tool(self, name):
         """The MPI's own `name` (mpif90, mpicc; with the standard ABI `name`_abi): beside the

@@ -51,11 +51,7 @@ SANITIZER_RUNTIMES = {"address": "libasan.so", "undefined": "libubsan.so",
 def sanitizers(env):
     """The sanitizers the build in env.bindir was made with (its generated/config.hpp's
     CB_SANITIZE, from COLLBENCH_SANITIZE): [] for a plain build."""
-    try:
-        with open(os.path.join(env.bindir, "generated", "config.hpp")) as f:
-            m = re.search(r'#define CB_SANITIZE "([^"]*)"', f.read())
-    except OSError:
-        return []
+    m = re.search(r'#define CB_SANITIZE "([^"]*)"', env.config())
     return [s for s in m.group(1).split(",") if s] if m else []
 
 

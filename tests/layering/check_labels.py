@@ -5,12 +5,15 @@ Reads `ctest --show-only=json-v1`, so it sees every test as ctest will run it, w
 CMakeLists.txt or case module defined it.
   check_labels.py CTEST BUILD_DIR"""
 import json
+import os
 import subprocess
 import sys
 
-STAGES = {"release", "other_mpis", "tsan", "asan", "fuzz"}
-KINDS = {"unit", "mpi", "script", "static", "gpu", "install", "fuzz_replay"}
-OTHERS = {"threads", "slow"}
+# The one vocabulary: the integration cases' registry declares it (tests/labels.md).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
+from cbtest import KIND_LABELS, OTHER_LABELS, STAGE_LABELS  # noqa: E402
+
+STAGES, KINDS, OTHERS = set(STAGE_LABELS), set(KIND_LABELS), set(OTHER_LABELS)
 
 
 def problems(doc):
