@@ -53,6 +53,12 @@ for f in "$libdir"/libmpich.so.12 "$scratch"/usr/bin/mpiexec.hydra \
 done
 [ "$missing" = 0 ] || exit 1
 
-(cd "$dest" && sha256sum -- *.deb > SHA256SUMS)
-echo "fetch_gpu_deps: ok: $(ls "$dest"/*.deb | wc -l) packages, $(du -sh "$dest" | cut -f1); every" \
-     "library MPICH links resolves inside the set"
+ndebs=$(ls "$dest"/*.deb | wc -l)
+find "$scratch" -name '*.a' ! -name 'libgtest*' ! -name 'libgmock*' -delete  # GTest's CMake targets name its .a
+rm -rf "$scratch"/usr/share/doc "$scratch"/usr/share/man "$scratch"/usr/share/lintian \
+  "$scratch"/usr/lib/x86_64-linux-gnu/fortran "$scratch"/usr/lib/x86_64-linux-gnu/libmpichfort*
+tar -C "$scratch" -cJf "$dest/kit.tar.xz" .
+rm -f "$dest"/*.deb
+(cd "$dest" && sha256sum -- kit.tar.xz > SHA256SUMS)
+echo "fetch_gpu_deps: ok: $ndebs packages in $dest/kit.tar.xz, $(du -sh "$dest/kit.tar.xz" | cut -f1);" \
+     "every library MPICH links resolves inside the set"

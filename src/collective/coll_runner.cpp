@@ -18,6 +18,7 @@
 
 #include "collective/coll_base.hpp"
 #include "collective/runners.hpp"
+#include "core/errors.hpp"
 #include "core/layout.hpp"
 #include "gpu/graph.hpp"
 #include "gpu/stream.hpp"
@@ -281,6 +282,13 @@ class CollectiveRunner final : public CollectiveRunnerBase {
           be.run(a);
         }
       });
+      // On one rank NCCL has nothing to move for many calls (bcast, in-place allreduce and
+      // reduce_scatter) and enqueues nothing; with more ranks an empty capture means the
+      // calls went to another stream.
+      if (graph.nodes() == 0 && ctl.size() > 1)
+        throw RuntimeError(
+            "CUDA graph capture recorded nothing: the calls enqueued no work on the captured "
+            "stream");
     });
     std::vector<gpu::Event> marks;  // before the first launch and after each
     marks.reserve(static_cast<size_t>(launches) + 1);

@@ -5,6 +5,7 @@
 
 #include "core/mpi_check.hpp"
 #include "engine/execution.hpp"
+#include "engine/ipc/ipc_node.hpp"
 #include "engine/mpi_collective.hpp"
 #include "engine/settings.hpp"
 #include "engine/staging_transport.hpp"
@@ -76,12 +77,25 @@ Comm::Comm(MPI_Comm parent, WaitMode wait, size_t shm_heap_bytes) : wait_(wait) 
 }
 
 Comm::~Comm() {
+  ipc_.reset();
   for (auto& [topology, graph] : graphs_) MPI_Comm_free(&graph);
   small_.reset();
   staging_.reset();
   shm_transport_.reset();
   shm_.reset();
   if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
+}
+
+IpcNode& Comm::ipc() const {
+  const std::lock_guard<std::mutex> lock(ipc_mu_);
+  if (!ipc_) {
+    const MPI_Comm comm = comm_;
+    ipc_ = std::make_unique<IpcNode>(rank_, size_, [comm](const void* mine, void* all, size_t n) {
+      CB_MPI(MPI_Allgather(mine, static_cast<int>(n), MPI_BYTE, all, static_cast<int>(n), MPI_BYTE,
+                           comm));
+    });
+  }
+  return *ipc_;
 }
 
 void Comm::use_topology(const Topology& t) {

@@ -26,6 +26,7 @@
 namespace cb::engine {
 
 class Execution;
+class IpcNode;
 
 class Comm {
  public:
@@ -68,6 +69,11 @@ class Comm {
   }
   // For transfers of `mem` buffers: device buffers go through pinned host staging.
   Transport& transport(int peer, Mem mem) { return mem == Mem::Cuda ? staging() : transport(peer); }
+  // CUDA IPC among the ranks (ipc/ipc_node.hpp), for device buffers when every rank is on
+  // this node: made at the first call, which is collective (every rank calls it at the
+  // same point: the IPC algorithms' cannot_run, evaluated alike everywhere). Check
+  // usable() before use.
+  IpcNode& ipc() const;
   // Tags for collectives: one per operation, taken in the same order on every rank.
   int next_tag();
   uint64_t operations() const { return seq_; }  // identifies the operation of the last tag
@@ -112,6 +118,8 @@ class Comm {
   std::map<uint64_t, Execution*> live_;  // operations enlisted and not retired, by number
   std::atomic<size_t> live_count_{0};    // live_.size(), read without the lock (idle())
   std::unique_ptr<SmallSlots> small_;
+  mutable std::mutex ipc_mu_;
+  mutable std::unique_ptr<IpcNode> ipc_;
 };
 
 }  // namespace cb::engine

@@ -66,8 +66,16 @@ void device_free(void* ptr) {
   cudaFree(ptr);
 }
 
+// cudaMemcpy from pageable host memory returns once the data sits in the driver's staging
+// buffer, before the DMA into the device has finished, and it runs on the legacy default
+// stream, which work on collbench's non-blocking streams does not wait for. So a kernel
+// launched right after it could read the old contents (seen on the first GPU run: the
+// reduction tests read inputs that had not landed). Waiting for the legacy stream makes
+// "synchronous" true in every direction.
 void copy(void* dst, const void* src, size_t bytes) {
-  if (bytes) cuda_check(cudaMemcpy(dst, src, bytes, cudaMemcpyDefault), "cudaMemcpy");
+  if (!bytes) return;
+  cuda_check(cudaMemcpy(dst, src, bytes, cudaMemcpyDefault), "cudaMemcpy");
+  cuda_check(cudaStreamSynchronize(cudaStreamLegacy), "cudaStreamSynchronize");
 }
 
 void* pinned_alloc(size_t bytes) {
@@ -87,8 +95,12 @@ void copy_async(void* dst, const void* src, size_t bytes, void* stream) {
         "cudaMemcpyAsync");
 }
 
+// Synchronous for the same reason as copy(): cudaMemset of device memory is asynchronous
+// and on the legacy stream.
 void device_memset(void* ptr, int value, size_t bytes) {
-  if (bytes) cuda_check(cudaMemset(ptr, value, bytes), "cudaMemset");
+  if (!bytes) return;
+  cuda_check(cudaMemset(ptr, value, bytes), "cudaMemset");
+  cuda_check(cudaStreamSynchronize(cudaStreamLegacy), "cudaStreamSynchronize");
 }
 
 void synchronize() {

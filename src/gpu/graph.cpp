@@ -37,10 +37,13 @@ Graph::Graph(StreamHandle stream, const std::function<void()>& enqueue) {
     size_t count = 0;
     cuda_check(cudaGraphGetNodes(graph, nullptr, &count), "cudaGraphGetNodes");
     nodes_ = count;
-    if (count == 0)
-      throw RuntimeError(
-          "CUDA graph capture recorded nothing: the calls enqueued no work on the captured "
-          "stream");
+    // A capture may legitimately record nothing (NCCL enqueues nothing for a bcast or an
+    // in-place allreduce on one rank), but an empty graph cannot be instantiated: one empty node
+    // makes it launchable. Callers that expect work check nodes().
+    if (count == 0) {
+      cudaGraphNode_t node = nullptr;
+      cuda_check(cudaGraphAddEmptyNode(&node, graph, nullptr, 0), "cudaGraphAddEmptyNode");
+    }
     cudaGraphExec_t exec = nullptr;
     cuda_check(cudaGraphInstantiateWithFlags(&exec, graph, 0), "cudaGraphInstantiateWithFlags");
     exec_ = exec;

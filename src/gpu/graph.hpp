@@ -20,8 +20,9 @@ class Graph {
   // Captures what `enqueue` puts on `stream` (thread-local capture mode, as nccl-tests:
   // libraries such as NCCL may allocate from other threads meanwhile), then instantiates
   // and uploads the graph. If `enqueue` throws, the capture is ended, discarded, and the
-  // exception goes on. A capture CUDA invalidated, or one that recorded nothing (the calls
-  // went to another stream), throws RuntimeError.
+  // exception goes on. A capture CUDA invalidated throws RuntimeError. One that recorded
+  // nothing gives a graph whose launches do nothing and nodes() == 0: the caller decides
+  // whether that is legitimate or a sign that the calls went to another stream.
   Graph(StreamHandle stream, const std::function<void()>& enqueue);
   ~Graph();
   Graph(Graph&& other) noexcept;
@@ -30,7 +31,7 @@ class Graph {
   Graph& operator=(const Graph&) = delete;
 
   bool empty() const { return exec_ == nullptr; }
-  size_t nodes() const { return nodes_; }  // nodes of the captured graph (kernels, copies)
+  size_t nodes() const { return nodes_; }  // nodes captured (kernels, copies); 0: nothing
   // Enqueues one run of the whole graph on `stream` (cudaGraphLaunch); returns at once.
   void launch(StreamHandle stream) const;
 

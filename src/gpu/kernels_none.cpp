@@ -4,6 +4,7 @@
 #include "core/errors.hpp"
 #include "gpu/device.hpp"
 #include "gpu/graph.hpp"
+#include "gpu/ipc.hpp"
 #include "gpu/pointer_cache.hpp"
 #include "gpu/reduce.hpp"
 #include "gpu/stream.hpp"
@@ -105,6 +106,17 @@ size_t PointerCache::driver_queries() const {
 size_t PointerCache::entries() const {
   return 0;
 }
+IpcHandle ipc_export(void*) {
+  refuse();
+}
+void* ipc_open(const IpcHandle&) {
+  refuse();
+}
+void ipc_close(void*) noexcept {}
+void reduce_many(void*, const void* const*, int, size_t, Dtype, Op, StreamHandle) {
+  refuse();
+}
+
 PointerCache& pointer_cache() {
   static PointerCache cache;
   return cache;

@@ -191,18 +191,58 @@ CB_HD_INLINE void reduce_aligned_thread(size_t thread, size_t stride, typename F
 }
 
 // Elements not naturally aligned (an odd byte offset, say): the GPU faults on misaligned
-// loads, so each element is assembled byte by byte (memcpy of unknown alignment).
+// loads, so each element is assembled from its bytes into an unsigned integer of its width
+// with shifts, then reinterpreted. (memcpy of unknown alignment into a 16-bit local was
+// what this did first: on the H100 its half and bfloat16 sums and products came out with
+// a wrong low byte while the host emulation of the same code was right.)
+template <size_t kBytes>
+struct UnsignedOf;
+template <>
+struct UnsignedOf<1> {
+  using type = uint8_t;
+};
+template <>
+struct UnsignedOf<2> {
+  using type = uint16_t;
+};
+template <>
+struct UnsignedOf<4> {
+  using type = uint32_t;
+};
+template <>
+struct UnsignedOf<8> {
+  using type = uint64_t;
+};
+
+template <typename S>
+CB_HD_INLINE S load_bytes(const unsigned char* p) {
+  using U = typename UnsignedOf<sizeof(S)>::type;
+  U v = 0;
+  CB_UNROLL
+  for (size_t k = 0; k < sizeof(S); ++k) v |= static_cast<U>(static_cast<U>(p[k]) << (8 * k));
+  S out;
+  memcpy(&out, &v, sizeof(S));  // both naturally aligned locals: a register move
+  return out;
+}
+
+template <typename S>
+CB_HD_INLINE void store_bytes(unsigned char* p, S value) {
+  using U = typename UnsignedOf<sizeof(S)>::type;
+  U v;
+  memcpy(&v, &value, sizeof(S));
+  CB_UNROLL
+  for (size_t k = 0; k < sizeof(S); ++k) p[k] = static_cast<unsigned char>(v >> (8 * k));
+}
+
 template <typename Fmt, typename O>
 CB_HD_INLINE void reduce_bytewise_thread(size_t thread, size_t stride, unsigned char* dst,
                                          const unsigned char* a, const unsigned char* b,
                                          size_t count) {
   using S = typename Fmt::Storage;
   for (size_t i = thread; i < count; i += stride) {
-    S x, y;
-    memcpy(&x, a + i * sizeof(S), sizeof(S));
-    memcpy(&y, b + i * sizeof(S), sizeof(S));
-    const S r = combine<Fmt, O>(x, y);
-    memcpy(dst + i * sizeof(S), &r, sizeof(S));
+    const S x = load_bytes<S>(a + i * sizeof(S));
+    const S y = load_bytes<S>(b + i * sizeof(S));
+    store_bytes<S>(dst + i * sizeof(S), combine<Fmt, O>(x, y));
   }
 }
 

@@ -13,9 +13,11 @@ ALGOS = {  # what --algo all measures with two ranks on one node (no hierarchica
     "bcast": {"binomial", "scatter_allgather", "chain", "shm", "small", "mpi"},
     "alltoall": {"pairwise", "bruck", "linear", "shm", "small", "mpi"},
 }
-# Listed but not measured here: hierarchical needs two nodes, cma private buffers.
-LISTED = {"allreduce": ALGOS["allreduce"] | {"hierarchical", "cma"},
-          "bcast": ALGOS["bcast"] | {"hierarchical", "cma"}, "alltoall": ALGOS["alltoall"]}
+# Listed but not measured here: hierarchical needs two nodes, cma private buffers, the
+# ipc ones device buffers (tests/integration/test_gpu.py measures those on a GPU).
+LISTED = {"allreduce": ALGOS["allreduce"] | {"hierarchical", "cma", "ipc_oneshot", "ipc_twoshot"},
+          "bcast": ALGOS["bcast"] | {"hierarchical", "cma", "ipc"},
+          "alltoall": ALGOS["alltoall"] | {"ipc"}}
 
 
 @case
