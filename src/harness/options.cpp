@@ -196,6 +196,69 @@ CLI::Validator one_of(const std::vector<std::string>& words) {
   return worded(CLI::IsMember(words), "must be " + list, CLI::IsMember(words).get_description());
 }
 
+std::vector<std::string> split_commas(const std::string& text) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (true) {
+    const size_t comma = text.find(',', start);
+    out.push_back(
+        text.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    if (comma == std::string::npos) return out;
+    start = comma + 1;
+  }
+}
+
+// A comma-separated list of `words` (repetitions allowed): "must be mpi, nccl or engine (or
+// a comma-separated list of them)".
+CLI::Validator list_of(const std::vector<std::string>& words) {
+  std::string list;
+  for (size_t i = 0; i < words.size(); ++i)
+    list += (i == 0 ? "" : i + 1 == words.size() ? " or " : ", ") + words[i];
+  const CLI::Validator items(
+      [words](std::string& value) -> std::string {
+        for (const std::string& item : split_commas(value))
+          if (std::find(words.begin(), words.end(), item) == words.end()) return "not one";
+        return {};
+      },
+      "");
+  return worded(items, "must be " + list, CLI::IsMember(words).get_description() + "[,...]");
+}
+
+// --backend, --algo and --alloc as comma lists: every combination is a series. One series
+// leaves Options as it always was; several fill o.series (the first is the baseline) and
+// give --repeat a default of 10 passes, the fewest for which the comparison's 95 %
+// interval is more than the extremes.
+void make_series(Options& o, const std::string& backends, const std::string& allocs,
+                 bool repeat_given) {
+  const std::vector<std::string> bs = split_commas(backends), as = split_commas(allocs);
+  const std::vector<std::string> gs = split_commas(o.algo);
+  for (size_t i = 0; i < gs.size(); ++i) {
+    if (gs.size() > 1 && (gs[i].empty() || gs[i] == "all"))
+      throw UsageError("--algo " + o.algo +
+                       ": a list of series names algorithms ('all' and empty names run alone)");
+  }
+  o.backend = bs.front();
+  o.algo = gs.front();
+  o.plain_alloc = as.front() == "plain";
+  if (bs.size() * gs.size() * as.size() == 1) return;
+  for (const std::string& b : bs)
+    for (const std::string& g : gs)
+      for (const std::string& a : as) {
+        std::string name = b;
+        if (gs.size() > 1 || !g.empty()) name += "/" + (g.empty() ? std::string("default") : g);
+        if (as.size() > 1) name += "/" + a;
+        // A series listed twice (--backend mpi,mpi: a pair that must come out
+        // indistinguishable) gets its repetition's number: mpi, mpi.2.
+        int same = 1;
+        for (const Options::Series& earlier : o.series)
+          if (earlier.backend == b && earlier.algo == g && earlier.plain_alloc == (a == "plain"))
+            ++same;
+        if (same > 1) name += "." + std::to_string(same);
+        o.series.push_back({name, b, g, a == "plain"});
+      }
+  if (!repeat_given) o.repeat = 10;
+}
+
 // A value one of collbench's own parsers accepts (types, reductions and memory kinds have
 // aliases and ignore case, which the parser knows: CLI::IsMember would repeat its table).
 template <typename Parse>
@@ -363,6 +426,7 @@ void to_json(nlohmann::json& j, const Options& o) {
        {"buffers", {to_string(o.side_mem[0]), to_string(o.side_mem[1])}},
        {"accelerator", to_string(o.mem)},
        {"alloc", o.plain_alloc ? "plain" : "backend"},
+       {"seed", o.seed},
        {"staging", o.staging},
        {"dtype", to_string(o.dtype)},
        {"dtypes", dtype_names(o.dtypes)},
@@ -457,14 +521,21 @@ ParseOutcome parse_options(const BenchDesc& desc, int argc, const char* const* a
   app.add_flag("-c,--validation", o.validate, "check every received element after timing");
   app.add_option("-d,--accelerator", accel, "buffer memory: host or cuda")
       ->check(parsed_by(parse_mem, "must be host or cuda", "host|cuda"));
-  app.add_option("--backend", o.backend, "mpi, nccl or engine")
-      ->check(one_of({"mpi", "nccl", "engine"}));
+  std::string backends = "mpi";
+  app.add_option("--backend", backends,
+                 "mpi, nccl or engine; a comma-separated list measures each as a series, "
+                 "interleaved pass by pass (the first is the baseline)")
+      ->check(list_of({"mpi", "nccl", "engine"}));
   app.add_flag("--staging", o.staging,
                "mpi backend with device buffers: copy them through host memory around each call");
   std::string alloc = "backend";
   app.add_option("--alloc", alloc,
-                 "buffers from the backend (engine: shared memory) or plain (page-aligned heap)")
-      ->check(one_of({"backend", "plain"}));
+                 "buffers from the backend (engine: shared memory) or plain (page-aligned heap); "
+                 "a comma-separated list: one series each")
+      ->check(list_of({"backend", "plain"}));
+  app.add_option("--seed", o.seed,
+                 "seed of the shuffled order of interleaved series (default 1; the same on "
+                 "every rank)");
   app.add_option("-J,--json", o.json_path, "write results as JSON (rewritten after every size)");
   // The watchdog counts in steady_clock nanoseconds: about 9.2e9 s at most. (CLI::Range
   // lets NaN through: every comparison with it is false.)
@@ -547,7 +618,8 @@ ParseOutcome parse_options(const BenchDesc& desc, int argc, const char* const* a
                    "element type of --model's gradients or tokens: " + dtype_choices())
         ->check(dtype_check);
     app.add_option("-M,--mem-limit", mem_limit, "memory limit per process for buffers");
-    app.add_option("--algo", o.algo, "engine algorithm by name");
+    app.add_option("--algo", o.algo,
+                   "engine algorithm by name; a comma-separated list: one series each");
     app.add_flag("--progress-thread", o.progress_thread,
                  "engine: advance non-blocking operations in a background thread");
   } else {
@@ -562,7 +634,8 @@ ParseOutcome parse_options(const BenchDesc& desc, int argc, const char* const* a
     app.add_flag("-l,--in-place", o.in_place, "in-place collective (MPI_IN_PLACE)");
     app.add_option("-k,--root", root, "root of rooted collectives: fixed:R or rotate");
     app.add_option("-M,--mem-limit", mem_limit, "memory limit per process for buffers");
-    app.add_option("--algo", o.algo, "engine algorithm by name, or 'all'");
+    app.add_option("--algo", o.algo,
+                   "engine algorithm by name, or 'all'; a comma-separated list: one series each");
     app.add_flag("--progress-thread", o.progress_thread,
                  "engine: advance non-blocking operations in a background thread");
     app.add_option("--counts", counts,
@@ -667,7 +740,7 @@ ParseOutcome parse_options(const BenchDesc& desc, int argc, const char* const* a
   o.wait = wait == "spin"    ? WaitSetting::Spin
            : wait == "yield" ? WaitSetting::Yield
                              : WaitSetting::Auto;
-  o.plain_alloc = alloc == "plain";
+  make_series(o, backends, alloc, given("--repeat"));
   o.progress = quiet      ? ProgressSetting::Off
                : progress ? ProgressSetting::On
                           : ProgressSetting::Auto;
@@ -721,6 +794,30 @@ ParseOutcome parse_options(const BenchDesc& desc, int argc, const char* const* a
   if (const std::string why = nccl_tests_refusal(o); !why.empty()) throw UsageError(why);
   if (desc.family == Family::Replay && o.trace.empty() == o.model.empty())
     throw UsageError("give exactly one of --trace FILE or --model NAME");
+  if (!o.series.empty()) {
+    if (o.algo == "all")
+      throw UsageError("--algo all runs alone: name the algorithms to interleave (--algo A,B)");
+    if (o.dtypes.size() > 1)
+      throw UsageError("-T with several types runs alone: interleaved series take one type");
+    if (o.repeat < 2)
+      throw UsageError("--repeat " + std::to_string(o.repeat) +
+                       ": interleaved series compare passes: give at least 2 (10 by default; 6 "
+                       "or more for 95 % intervals)");
+    // What the checks above said of the first series, for every other one.
+    for (const Options::Series& series : o.series) {
+      Options one = o;
+      one.backend = series.backend;
+      one.algo = series.algo;
+      one.plain_alloc = series.plain_alloc;
+      one.series.clear();
+      if (!one.layout.str().empty()) check_layout_allowed(desc, one);
+      if (one.cuda_graph > 0)
+        if (const std::string why = cuda_graph_refusal(desc, one); !why.empty())
+          throw UsageError(std::string(kCudaGraph) + " " + why + " (series " + series.name + ")");
+      if (const std::string why = nccl_tests_refusal(one); !why.empty())
+        throw UsageError(why + " (series " + series.name + ")");
+    }
+  }
   return out;
 }
 

@@ -100,6 +100,18 @@ struct Options {
   int steps = 1;                 // --steps N: training steps a CSV count table covers
   long long tokens = 0;          // --tokens N: MoE models, tokens per rank (0: the model's)
 
+  // Interleaved series (docs/statistics.md): comma lists in --backend, --algo and --alloc
+  // give every combination as a series, measured pass by pass in a shuffled order in one
+  // process; the first is the baseline. Empty with one series (backend, algo and
+  // plain_alloc above are then the run's; with several they are the first series').
+  struct Series {
+    std::string name;  // "mpi", "engine", "engine/ring", "engine/plain" ...
+    std::string backend, algo;
+    bool plain_alloc = false;
+  };
+  std::vector<Series> series;
+  unsigned long long seed = 1;  // --seed: the shuffles of the series order
+
   int iterations_for(size_t bytes) const {
     return bytes > large_threshold ? iterations_large : iterations;
   }

@@ -54,6 +54,52 @@ PassSummary summarize_passes(std::span<const double> pass_times) {
   return s;
 }
 
+MedianInterval median_interval(std::vector<double> samples) {
+  MedianInterval m;
+  const size_t n = samples.size();
+  if (n == 0) return m;
+  std::sort(samples.begin(), samples.end());
+  m.median = n % 2 ? samples[n / 2] : (samples[n / 2 - 1] + samples[n / 2]) / 2.0;
+  // P(Binomial(n, 1/2) <= k) for k = 0, 1, ...: the interval [x_(j), x_(n+1-j)] (1-based)
+  // misses the median with probability 2 P(X <= j - 1).
+  double cdf = 0, term = std::pow(0.5, static_cast<double>(n));  // P(X = 0)
+  size_t j = 0;
+  for (size_t k = 0; k < n / 2; ++k) {
+    cdf += term;
+    if (2 * cdf > 0.05) break;
+    j = k + 1;
+    term *= static_cast<double>(n - k) / static_cast<double>(k + 1);  // P(X = k + 1)
+  }
+  if (j == 0) return m;
+  m.defined = true;
+  m.lo = samples[j - 1];
+  m.hi = samples[n - j];
+  // Coverage: 1 - 2 P(X <= j - 1), recomputed for the j taken.
+  double miss = 0, t = std::pow(0.5, static_cast<double>(n));
+  for (size_t k = 0; k < j; ++k) {
+    miss += t;
+    t *= static_cast<double>(n - k) / static_cast<double>(k + 1);
+  }
+  m.confidence = 1 - 2 * miss;
+  return m;
+}
+
+Comparison compare_paired(std::span<const double> series_us, std::span<const double> baseline_us) {
+  Comparison c;
+  for (size_t k = 0; k < std::min(series_us.size(), baseline_us.size()); ++k)
+    if (baseline_us[k] > 0) c.ratios.push_back(series_us[k] / baseline_us[k]);
+  c.ratio = median_interval(c.ratios);
+  if (!c.ratio.defined)
+    c.verdict = "too few passes";
+  else if (c.ratio.hi < 1)
+    c.verdict = "faster";
+  else if (c.ratio.lo > 1)
+    c.verdict = "slower";
+  else
+    c.verdict = "indistinguishable";
+  return c;
+}
+
 std::string percentile_key(double p) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "p%g", p);

@@ -42,4 +42,26 @@ struct PassSummary {
 
 PassSummary summarize_passes(std::span<const double> pass_times);
 
+// A distribution-free 95 % confidence interval for the median of independent samples
+// (the sign test's, from order statistics: [x_(j), x_(n+1-j)] with the largest j such that
+// 2 P(Binomial(n, 1/2) <= j - 1) <= 0.05; Hoefler & Belli, SC'15). `confidence` is the
+// interval's exact coverage (>= 0.95). Fewer than 6 samples cannot give 95 %: defined false.
+struct MedianInterval {
+  bool defined = false;
+  double median = 0, lo = 0, hi = 0, confidence = 0;
+};
+MedianInterval median_interval(std::vector<double> samples);
+
+// Interleaved series (--backend a,b / --algo a,b / --alloc a,b): a series against the
+// baseline from their paired passes (pass k of both ran in the same round, in shuffled
+// order, so drift falls on both alike). `ratios` are series time / baseline time per
+// pass; the verdict reads the median ratio's interval: "faster" when it lies below 1,
+// "slower" above 1, "indistinguishable" when it holds 1, "too few passes" under 6 pairs.
+struct Comparison {
+  std::vector<double> ratios;
+  MedianInterval ratio;
+  std::string verdict;
+};
+Comparison compare_paired(std::span<const double> series_us, std::span<const double> baseline_us);
+
 }  // namespace cb

@@ -95,4 +95,50 @@ TEST(Stats, RepeatTiesKeepRunOrderAndDegenerateInputs) {
 }
 
 }  // namespace
+// The sign test's interval, against the binomial tables: n = 6 is the smallest sample with
+// a 95 % interval ([x1, x6], 96.9 %), n = 10 gives [x2, x9] (97.9 %), n = 20 [x6, x15]
+// (95.9 %). The interval does not depend on the order the samples came in.
+TEST(Stats, MedianIntervalIsTheSignTestsOrderStatistics) {
+  EXPECT_FALSE(median_interval({1, 2, 3, 4, 5}).defined);
+  const MedianInterval six = median_interval({6, 1, 5, 2, 4, 3});
+  ASSERT_TRUE(six.defined);
+  EXPECT_DOUBLE_EQ(six.lo, 1);
+  EXPECT_DOUBLE_EQ(six.hi, 6);
+  EXPECT_DOUBLE_EQ(six.median, 3.5);
+  EXPECT_NEAR(six.confidence, 1 - 2.0 / 64, 1e-12);
+  std::vector<double> ten;
+  for (int i = 10; i >= 1; --i) ten.push_back(i);
+  const MedianInterval t = median_interval(ten);
+  EXPECT_DOUBLE_EQ(t.lo, 2);
+  EXPECT_DOUBLE_EQ(t.hi, 9);
+  EXPECT_NEAR(t.confidence, 1 - 2.0 * 11 / 1024, 1e-12);
+  std::vector<double> twenty;
+  for (int i = 1; i <= 20; ++i) twenty.push_back(i);
+  const MedianInterval w = median_interval(twenty);
+  EXPECT_DOUBLE_EQ(w.lo, 6);
+  EXPECT_DOUBLE_EQ(w.hi, 15);
+  EXPECT_GE(w.confidence, 0.95);
+  EXPECT_LT(w.confidence, 0.97);
+}
+
+// Paired passes: the verdict reads the ratio's interval, and a pair that is truly equal
+// (ratios straddling 1) is indistinguishable, never faster or slower.
+TEST(Stats, PairedComparisonVerdicts) {
+  const std::vector<double> base = {10, 11, 9, 10, 12, 10, 11, 10};
+  std::vector<double> fast, slow, same;
+  for (double b : base) {
+    fast.push_back(b * 0.8);
+    slow.push_back(b * 1.3);
+  }
+  same = {10.5, 10.4, 8.8, 10.2, 11.5, 9.9, 11.3, 9.7};  // ratios on both sides of 1
+  EXPECT_EQ(compare_paired(fast, base).verdict, "faster");
+  EXPECT_NEAR(compare_paired(fast, base).ratio.median, 0.8, 1e-12);
+  EXPECT_EQ(compare_paired(slow, base).verdict, "slower");
+  EXPECT_EQ(compare_paired(same, base).verdict, "indistinguishable");
+  EXPECT_EQ(compare_paired(std::vector<double>(base.begin(), base.begin() + 5),
+                           std::vector<double>(base.begin(), base.begin() + 5))
+                .verdict,
+            "too few passes");
+}
+
 }  // namespace cb
