@@ -362,6 +362,8 @@ def main(argv=None):
     args = ap.parse_args(argv)
     if not os.path.isdir(args.run_dir):
         ap.error(f"{args.run_dir}: not a folder")
+    if not os.path.exists(os.path.join(args.run_dir, "summary.txt")):
+        ap.error(f"{args.run_dir}: no summary.txt: not an output folder of scripts/gpu_check.sh")
     try:
         md = report(args.run_dir, args.target)
         if args.output:
