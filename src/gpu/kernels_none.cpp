@@ -2,6 +2,7 @@
 // declarations, so callers need no #if, and every use says why it cannot work (the same
 // reason device.hpp gives).
 #include "core/errors.hpp"
+#include "gpu/compute_kernel.hpp"
 #include "gpu/device.hpp"
 #include "gpu/graph.hpp"
 #include "gpu/ipc.hpp"
@@ -114,6 +115,9 @@ void* ipc_open(const IpcHandle&) {
 }
 void ipc_close(void*) noexcept {}
 void reduce_many(void*, const void* const*, int, size_t, Dtype, Op, StreamHandle) {
+  refuse();
+}
+void launch_compute(double, StreamHandle) {
   refuse();
 }
 

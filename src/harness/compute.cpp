@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "gpu/compute_kernel.hpp"
 #include "harness/timer.hpp"
 
 namespace cb {
@@ -51,6 +52,16 @@ double DummyCompute::run_for(double seconds) {
     elapsed = now_s() - t0;
   }
   return elapsed;
+}
+
+GpuCompute::GpuCompute() {
+  start(0);
+  done_.synchronize();
+}
+
+void GpuCompute::start(double seconds) {
+  gpu::launch_compute(seconds, stream_.handle());
+  done_.record(stream_.handle());
 }
 
 }  // namespace cb

@@ -91,7 +91,11 @@ def coll_three_and_four_ranks_yield(env):
                 check_collective(res, np, factor)
 
 
-def check_overlap(res):
+def check_overlap(res, compute="cpu"):
+    """An overlap record; `compute`: which compute it must say ran ("gpu-kernel": -d cuda)."""
+    check(res["compute"] == compute, f"compute {res['compute']}, expected {compute}")
+    if compute == "cpu":
+        check("device_time_us" not in res, "no device time without device buffers")
     for key in ("overall_us", "compute_us", "init_us", "wait_us", "compute_target_us"):
         check(res[key] >= 0 and res[key] == res[key], f"{key}={res[key]}")
     for key in ("overlap_pct", "overlap_pct_imb"):

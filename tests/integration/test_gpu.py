@@ -5,6 +5,7 @@ import os
 import subprocess
 
 from cbtest import case, check, load_json
+from test_collectives import check_overlap
 
 LABELS = ('release', 'gpu')  # tests/labels.md
 
@@ -85,7 +86,7 @@ def gpu_device_buffers_without_gpu_exit_2_with_reason(env):
     backends = ["mpi", "engine"] + (["nccl"] if m.nccl else [])
     for backend in backends:
         for bench, args in (("allreduce", ["-d", "cuda"]), ("alltoall", ["-d", "cuda"]),
-                            ("latency", ["D", "D"])):
+                            ("iallreduce", ["-d", "cuda"]), ("latency", ["D", "D"])):
             r = env.run(2, bench, ["--backend", backend, "-m", "4:64", *args], timeout=60)
             refused(r, "no usable GPU", f"cb_{bench} --backend {backend} {' '.join(args)}")
             check(m.reason in r.err, f"the reason cb_info gives ({m.reason}) is the one printed: {r}")
@@ -261,6 +262,34 @@ def gpu_nccl_cuda_graph_one_rank(env):
     check(doc["results"][0]["validation"]["passed"] and
           doc["results"][0]["cuda_graph"]["launches"] == 3, f"-x 0 -G 3: {doc['results']}")
 
+
+
+@case
+def gpu_overlap_computes_on_the_gpu(env):
+    """cb_i* with device buffers: the compute is a GPU kernel on a stream beside the
+    collective's, its span reaching the target; NCCL's collectives get CUDA-event device
+    times too, the engine's (not stream operations) do not."""
+    m = machine(env)
+    skip = m.skip_without_gpu(nccl=False)
+    if skip:
+        return skip
+    header = "compute: a GPU kernel on every SM"
+    if m.nccl:
+        for tests in ("0", "4"):
+            r, doc = nccl_one_rank(env, "iallreduce", ["-m", "4:4M", "-t", tests],
+                                   f"gpu-compute-nccl-{tests}")
+            check(header in r.out, f"no GPU compute header line: {r.out}")
+            for x in doc["results"]:
+                check_overlap(x, "gpu-kernel")
+                d = x["device_time_us"]
+                for key in ("pure_comm", "overlapped"):
+                    check(0 <= d[key] <= x["overall_us"] + 1, f"device time at {x['bytes']} B: {d}")
+            check(doc["results"][-1]["device_time_us"]["pure_comm"] > 0,
+                  f"4 MiB took no device time: {doc['results'][-1]}")
+    doc = engine_device(env, 2, "iallreduce", ["-m", "4:1M", "-t", "2"], "gpu-compute-engine")
+    for x in doc["results"]:
+        check_overlap(x, "gpu-kernel")
+        check("device_time_us" not in x, f"engine: no stream, no device time: {x}")
 
 
 def engine_device(env, np, bench, extra, name):
