@@ -535,7 +535,18 @@ ParseOutcome parse_options(const BenchDesc& desc, int argc, const char* const* a
       ->check(list_of({"backend", "plain"}));
   app.add_option("--seed", o.seed,
                  "seed of the shuffled order of interleaved series (default 1; the same on "
-                 "every rank)");
+                 "every rank)")
+      ->check(worded(CLI::Validator(
+                         [](std::string& v) -> std::string {
+                           // Digits only, at most 18 of them: CLI::Range lets an overflow
+                           // through as the type's largest value.
+                           const bool ok = !v.empty() && v.size() <= 18 &&
+                                           std::all_of(v.begin(), v.end(),
+                                                       [](char c) { return c >= '0' && c <= '9'; });
+                           return ok ? std::string() : std::string("bad");
+                         },
+                         ""),
+                     "must be a whole number from 0 to 999999999999999999", "0 to 10^18-1"));
   app.add_option("-J,--json", o.json_path, "write results as JSON (rewritten after every size)");
   // The watchdog counts in steady_clock nanoseconds: about 9.2e9 s at most. (CLI::Range
   // lets NaN through: every comparison with it is false.)

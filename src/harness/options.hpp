@@ -110,7 +110,7 @@ struct Options {
     bool plain_alloc = false;
   };
   std::vector<Series> series;
-  unsigned long long seed = 1;  // --seed: the shuffles of the series order
+  long long seed = 1;  // --seed: the shuffles of the series order (>= 0)
 
   int iterations_for(size_t bytes) const {
     return bytes > large_threshold ? iterations_large : iterations;

@@ -23,6 +23,18 @@ void Table::line(const std::string& text) const {
   std::fflush(stdout);
 }
 
+namespace {
+// Right-aligned in `width`, but never glued to the previous column: a text as wide as the
+// column or wider (a long series name) keeps one space before it, so the columns stay
+// separated by blanks for whoever splits the table.
+void print_field(const std::string& text, int width) {
+  if (static_cast<int>(text.size()) >= width)
+    std::printf(" %s", text.c_str());
+  else
+    std::printf("%*s", width, text.c_str());
+}
+}  // namespace
+
 void Table::row(size_t bytes, const std::vector<Cell>& cells) {
   if (!enabled_) return;
   if (!printed_header_) {
@@ -32,7 +44,7 @@ void Table::row(size_t bytes, const std::vector<Cell>& cells) {
       else if (i == 0)
         std::printf("#");
       if (i < cells.size())
-        std::printf("%*s", kValueWidth - (i == 0 && !show_size_ ? 1 : 0), cells[i].header.c_str());
+        print_field(cells[i].header, kValueWidth - (i == 0 && !show_size_ ? 1 : 0));
     }
     std::printf("\n");
     printed_header_ = true;
@@ -40,7 +52,7 @@ void Table::row(size_t bytes, const std::vector<Cell>& cells) {
   if (show_size_) std::printf("%-*zu", kSizeWidth, bytes);
   for (const auto& c : cells) {
     if (!c.text.empty())
-      std::printf("%*s", kValueWidth, c.text.c_str());
+      print_field(c.text, kValueWidth);
     else
       std::printf("%*.*f", kValueWidth, c.decimals, c.value);
   }

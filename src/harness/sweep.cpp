@@ -1,6 +1,7 @@
 #include "harness/sweep.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <functional>
 #include <limits>
@@ -206,18 +207,21 @@ int sweep_series(const std::vector<std::unique_ptr<SeriesRun>>& runs, Table& tab
   for (const Point& point : points.front())
     work.push_back(point_work(first.opt, point.bytes) * static_cast<double>(n));
   Progress progress(Progress::wanted(first.ctl.is_root(), first.opt), std::move(work), passes);
-  std::mt19937_64 shuffle(first.opt.seed);  // the same sequence on every rank
+  std::mt19937_64 shuffle(
+      static_cast<uint64_t>(first.opt.seed));  // the same sequence on every rank
   std::vector<std::string> headers;
   long long failed_sizes = 0;
 
   for (size_t i = 0; i < points.front().size(); ++i) {
     const size_t bytes = points.front()[i].bytes;
     std::vector<std::vector<SizeOutcome>> outs(n);
+    std::vector<std::vector<size_t>> positions(n);  // each series' place in each pass
     std::vector<size_t> order(n);
     for (int k = 0; k < passes; ++k) {
       std::iota(order.begin(), order.end(), size_t{0});
       std::shuffle(order.begin(), order.end(), shuffle);
       progress.show(i, k, runs[0]->runner->show_size() ? progress_bytes(bytes) : runs[0]->name);
+      for (size_t place = 0; place < n; ++place) positions[order[place]].push_back(place);
       for (size_t s : order) {
         Point pass = points[s][i];
         pass.validate = k == passes - 1;
@@ -240,6 +244,7 @@ int sweep_series(const std::vector<std::unique_ptr<SeriesRun>>& runs, Table& tab
       nlohmann::json& repeat = out.record["repeat"];
       repeat["median_ci95_us"] = interval_json(median);
       repeat["ci_confidence"] = median.defined ? nlohmann::json(median.confidence) : nullptr;
+      repeat["positions"] = positions[s];
       out.record["series"] = runs[s]->name;
       out.cells.push_back({"Series", 0, 0, runs[s]->name});
       out.cells.push_back({"Median CI(us)", 0, 0, interval_text(median, 2)});
