@@ -181,7 +181,7 @@ int bench_main(const BenchDesc& desc, int argc, char** argv) {
     for (const auto& line : first_lines) table.line(line);
     if (!opt.series.empty())
       table.line(interleave_line(runs));
-    else if (opt.repeat > 1)
+    else if (opt.repeat > 1 || opt.target_ci_pct > 0)
       table.line(repeat_line(opt));
 
     Watchdog dog(opt.time_limit_s, [&](const std::string& what) {

@@ -427,6 +427,8 @@ void to_json(nlohmann::json& j, const Options& o) {
        {"accelerator", to_string(o.mem)},
        {"alloc", o.plain_alloc ? "plain" : "backend"},
        {"seed", o.seed},
+       {"target_ci_pct", o.target_ci_pct},
+       {"target_ci_cap_s", o.target_ci_cap_s},
        {"staging", o.staging},
        {"dtype", to_string(o.dtype)},
        {"dtypes", dtype_names(o.dtypes)},
@@ -533,6 +535,15 @@ ParseOutcome parse_options(const BenchDesc& desc, int argc, const char* const* a
                  "buffers from the backend (engine: shared memory) or plain (page-aligned heap); "
                  "a comma-separated list: one series each")
       ->check(list_of({"backend", "plain"}));
+  app.add_option("--target-ci", o.target_ci_pct,
+                 "passes continue (at least --repeat, default 6) until the median's 95 % interval "
+                 "is within +-PCT % of it, or --target-ci-cap seconds at the size (ReproMPI's "
+                 "method)")
+      ->check(
+          worded(CLI::Range(0.01, 100.0), "must be a percentage from 0.01 to 100", "0.01 to 100"));
+  app.add_option("--target-ci-cap", o.target_ci_cap_s,
+                 "--target-ci: the most seconds of passes at one size (default 60)")
+      ->check(worded(CLI::Range(0.001, 1e6), "must be from 0.001 to 1e6 seconds", "0.001 to 1e6"));
   app.add_option("--seed", o.seed,
                  "seed of the shuffled order of interleaved series (default 1; the same on "
                  "every rank)")
@@ -752,6 +763,9 @@ ParseOutcome parse_options(const BenchDesc& desc, int argc, const char* const* a
            : wait == "yield" ? WaitSetting::Yield
                              : WaitSetting::Auto;
   make_series(o, backends, alloc, given("--repeat"));
+  if (given("--target-ci-cap") && !given("--target-ci"))
+    throw UsageError("--target-ci-cap: only with --target-ci PCT");
+  if (o.target_ci_pct > 0 && !given("--repeat")) o.repeat = 6;  // the fewest for a 95 % interval
   o.progress = quiet      ? ProgressSetting::Off
                : progress ? ProgressSetting::On
                           : ProgressSetting::Auto;

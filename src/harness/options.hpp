@@ -111,6 +111,11 @@ struct Options {
   };
   std::vector<Series> series;
   long long seed = 1;  // --seed: the shuffles of the series order (>= 0)
+  // --target-ci PCT: passes go on (at least --repeat, default 6) until the median's 95 %
+  // interval is within +-PCT % of it, for every series, or --target-ci-cap seconds have
+  // passed at this size (0: off, a fixed --repeat).
+  double target_ci_pct = 0;
+  double target_ci_cap_s = 60;
 
   int iterations_for(size_t bytes) const {
     return bytes > large_threshold ? iterations_large : iterations;

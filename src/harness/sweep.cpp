@@ -1,6 +1,7 @@
 #include "harness/sweep.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <functional>
@@ -12,6 +13,7 @@
 #include "core/verify.hpp"
 #include "harness/progress.hpp"
 #include "harness/stats.hpp"
+#include "harness/timer.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -20,18 +22,74 @@ namespace {
 
 // What the watchdog names when a pass overruns.
 std::string pass_label(const RunContext& rc, const Point& point, int k, int passes) {
+  const std::string of = rc.opt.target_ci_pct > 0 ? "" : " of " + std::to_string(passes);
   return "message size " + std::to_string(point.bytes) + " B" +
          (point.algo.empty() ? "" : " (algorithm " + point.algo + ")") +
-         (passes > 1 ? " (pass " + std::to_string(k + 1) + " of " + std::to_string(passes) + ")"
-                     : "") +
-         " on backend " + rc.be.name();
+         (passes > 1 ? " (pass " + std::to_string(k + 1) + of + ")" : "") + " on backend " +
+         rc.be.name();
+}
+
+// Rank 0's value on every rank (a MAX that only rank 0 feeds; it honours the wait mode).
+double rank0(const Control& ctl, double v) {
+  return ctl.max(ctl.is_root() ? v : std::numeric_limits<double>::lowest());
+}
+
+// --target-ci: whether another pass is wanted, from rank 0's times of each series so far
+// (so every rank decides alike). Sets `stopped_by` when not.
+struct TargetCi {
+  double target_pct = 0, cap_s = 0;
+  int min_passes = 1;
+  double start_s = 0;
+  std::string stopped_by;
+
+  // The interval's half-width as a percentage of the median (infinite while undefined).
+  static double half_width_pct(const std::vector<double>& times) {
+    const MedianInterval m = median_interval(times);
+    if (!m.defined || m.median <= 0) return std::numeric_limits<double>::infinity();
+    return 100.0 * (m.hi - m.lo) / 2.0 / m.median;
+  }
+  bool more(const Control& ctl, const std::vector<std::vector<double>>& times) {
+    const int done = static_cast<int>(times.front().size());
+    if (done < min_passes) return true;
+    bool met = true;
+    for (const auto& t : times) met = met && half_width_pct(t) <= target_pct;
+    if (met) {
+      stopped_by = "target";
+      return false;
+    }
+    if (rank0(ctl, now_s() - start_s) >= cap_s) {
+      stopped_by = "time cap";
+      return false;
+    }
+    if (done >= kMaxRepeat) {
+      stopped_by = "pass cap";
+      return false;
+    }
+    return true;
+  }
+  nlohmann::json record(const std::vector<double>& times) const {
+    const double achieved = half_width_pct(times);
+    return {{"target_pct", target_pct},
+            {"achieved_pct", std::isfinite(achieved) ? nlohmann::json(achieved) : nullptr},
+            {"stopped_by", stopped_by},
+            {"cap_s", cap_s}};
+  }
+};
+
+TargetCi target_ci(const Options& o) {
+  TargetCi t;
+  t.target_pct = o.target_ci_pct;
+  t.cap_s = o.target_ci_cap_s;
+  t.min_passes = o.repeat;
+  t.start_s = now_s();
+  return t;
 }
 
 // The passes of one point as one outcome: with several, the median pass (by pass_us, rank
 // 0's times, so every rank picks the same one) with the spread in the record ("repeat")
-// and, with -f, in the table; the validated (last) pass's agreement and every pass's
-// wrong elements.
-SizeOutcome combine_passes(const RunContext& rc, std::vector<SizeOutcome> outs) {
+// and, with -f, in the table; the validated pass's agreement and every pass's wrong
+// elements.
+SizeOutcome combine_passes(const RunContext& rc, std::vector<SizeOutcome> outs, size_t validated) {
   const size_t passes = outs.size();
   if (passes == 1) return std::move(outs.front());
 
@@ -45,7 +103,7 @@ SizeOutcome combine_passes(const RunContext& rc, std::vector<SizeOutcome> outs) 
   if (!rc.ctl.is_root()) times.assign(times.size(), std::numeric_limits<double>::lowest());
   times = rc.ctl.max(times);
   const PassSummary s = summarize_passes(times);
-  RankAgreement agreement = outs.back().agreement;  // the validated pass's
+  RankAgreement agreement = outs[validated].agreement;
   SizeOutcome out = std::move(outs[s.reported]);
   out.wrong = wrong;
   out.agreement = std::move(agreement);
@@ -68,17 +126,29 @@ SizeOutcome combine_passes(const RunContext& rc, std::vector<SizeOutcome> outs) 
 SizeOutcome measure_point(const RunContext& rc, Runner& runner, const Point& point, Watchdog& dog,
                           const std::function<void(int)>& before_pass) {
   const int passes = rc.opt.repeat;
+  const bool adaptive = rc.opt.target_ci_pct > 0;
+  TargetCi target = target_ci(rc.opt);
   std::vector<SizeOutcome> outs;
-  outs.reserve(static_cast<size_t>(passes));
-  for (int k = 0; k < passes; ++k) {
+  std::vector<std::vector<double>> times(1);
+  for (int k = 0; adaptive ? target.more(rc.ctl, times) : k < passes; ++k) {
     before_pass(k);
     Point pass = point;
-    pass.validate = k == passes - 1;  // -c: data checked once, after the last pass
+    // -c: data checked once, after the last pass (--target-ci: the first, as the last is
+    // not known in advance)
+    pass.validate = adaptive ? k == 0 : k == passes - 1;
     dog.arm(pass_label(rc, point, k, passes));
     outs.push_back(runner.measure(pass));
     dog.disarm();
+    if (adaptive) times.front().push_back(rank0(rc.ctl, outs.back().pass_us));
   }
-  return combine_passes(rc, std::move(outs));
+  SizeOutcome out = combine_passes(rc, std::move(outs), adaptive ? 0 : passes - 1);
+  if (adaptive) {
+    out.record["repeat"]["target_ci"] = target.record(times.front());
+    const double achieved = TargetCi::half_width_pct(times.front());
+    out.cells.push_back(
+        {"CI(+-%)", std::isfinite(achieved) ? achieved : 0, 1, std::isfinite(achieved) ? "" : "-"});
+  }
+  return out;
 }
 
 // A measured point into the table and the JSON, with -c's verdict and its messages;
@@ -146,14 +216,26 @@ std::vector<Cell> aligned(const std::vector<std::string>& headers, const std::ve
 
 }  // namespace
 
+// How many passes: a fixed number, or --target-ci's rule.
+std::string passes_text(const Options& opt) {
+  if (opt.target_ci_pct <= 0) return std::to_string(opt.repeat) + " passes per size";
+  char buf[160];
+  std::snprintf(buf, sizeof buf,
+                "at least %d passes per size, until the median's 95 %% interval is within "
+                "+-%g %% of it (CI(+-%%): the half-width reached) or %g s at the size",
+                opt.repeat, opt.target_ci_pct, opt.target_ci_cap_s);
+  return buf;
+}
+
 std::string repeat_line(const Options& opt) {
-  return "# Repeat: " + std::to_string(opt.repeat) +
-         " passes per size (warmup + iterations each); a row is the median pass by its "
-         "headline time" +
+  return "# Repeat: " + passes_text(opt) +
+         " (warmup + iterations each); a row is the median pass by its headline time" +
          (opt.full ? "; Pass Min/Max(us): the fastest and slowest pass's headline time, "
                      "Spread(%) = (max - min) / median"
                    : "") +
-         (opt.validate ? "; -c checks the last pass" : "");
+         (opt.validate
+              ? opt.target_ci_pct > 0 ? "; -c checks the first pass" : "; -c checks the last pass"
+              : "");
 }
 
 int sweep(const RunContext& rc, Runner& runner, Table& table, Report& report, Watchdog& dog) {
@@ -180,7 +262,7 @@ std::string interleave_line(const std::vector<std::unique_ptr<SeriesRun>>& runs)
   for (const auto& r : runs) names += (names.empty() ? "" : ", ") + r->name;
   const Options& o = runs.front()->opt;
   return "# Interleaved: " + std::to_string(runs.size()) + " series (" + names + "), " +
-         std::to_string(o.repeat) + " passes per size, each pass running every series once in " +
+         passes_text(o) + ", each pass running every series once in " +
          "an order shuffled per pass (seed " + std::to_string(o.seed) + "). A row is its series' " +
          "median pass; Median CI: the median's 95 % interval (sign test); Ratio: the median of " +
          "the per-pass time ratios to " + runs.front()->name + ", with its 95 % interval; " +
@@ -217,17 +299,21 @@ int sweep_series(const std::vector<std::unique_ptr<SeriesRun>>& runs, Table& tab
     std::vector<std::vector<SizeOutcome>> outs(n);
     std::vector<std::vector<size_t>> positions(n);  // each series' place in each pass
     std::vector<size_t> order(n);
-    for (int k = 0; k < passes; ++k) {
+    const bool adaptive = first.opt.target_ci_pct > 0;
+    TargetCi target = target_ci(first.opt);
+    std::vector<std::vector<double>> so_far(n);  // rank 0's pass times, for --target-ci
+    for (int k = 0; adaptive ? target.more(first.ctl, so_far) : k < passes; ++k) {
       std::iota(order.begin(), order.end(), size_t{0});
       std::shuffle(order.begin(), order.end(), shuffle);
       progress.show(i, k, runs[0]->runner->show_size() ? progress_bytes(bytes) : runs[0]->name);
       for (size_t place = 0; place < n; ++place) positions[order[place]].push_back(place);
       for (size_t s : order) {
         Point pass = points[s][i];
-        pass.validate = k == passes - 1;
+        pass.validate = adaptive ? k == 0 : k == passes - 1;
         dog.arm(pass_label(*runs[s]->rc, pass, k, passes) + " (series " + runs[s]->name + ")");
         outs[s].push_back(runs[s]->runner->measure(pass));
         dog.disarm();
+        if (adaptive) so_far[s].push_back(rank0(first.ctl, outs[s].back().pass_us));
       }
     }
     progress.clear();
@@ -235,7 +321,9 @@ int sweep_series(const std::vector<std::unique_ptr<SeriesRun>>& runs, Table& tab
     std::vector<SizeOutcome> rows;
     std::vector<std::vector<double>> times(n);
     for (size_t s = 0; s < n; ++s) {
-      rows.push_back(combine_passes(*runs[s]->rc, std::move(outs[s])));
+      const size_t validated = adaptive ? 0 : outs[s].size() - 1;
+      rows.push_back(combine_passes(*runs[s]->rc, std::move(outs[s]), validated));
+      if (adaptive) rows.back().record["repeat"]["target_ci"] = target.record(so_far[s]);
       times[s] = rows.back().record["repeat"]["pass_us"].get<std::vector<double>>();
     }
     for (size_t s = 0; s < n; ++s) {

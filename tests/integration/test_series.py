@@ -449,3 +449,49 @@ def series_verdict_check_smoke(env):
         p = subprocess.run(["bash", script, *bad], capture_output=True, text=True, timeout=60)
         check(p.returncode == 2 and p.stderr.count("\n") == 1, f"{bad}: rc={p.returncode} "
                                                                  f"{p.stderr!r}")
+
+
+@case
+def target_ci_passes_until_the_interval_or_the_cap(env):
+    """--target-ci PCT: at least --repeat (6) passes, then on until the median's interval is
+    within +-PCT % or the cap; the record says which ended it and what was reached; alone
+    and with series; bad values refused."""
+    out = env.path("tci.json")
+    r = env.ok(2, "allreduce", ["--target-ci", "50", "--target-ci-cap", "5", "-m", "8:64",
+                                "--stepfactor", "8", "-i", "20", "-x", "2", "-c", "-J", out])
+    doc = load_json(out)
+    check(doc["options"]["target_ci_pct"] == 50 and doc["options"]["repeat"] == 6,
+          f"options {doc['options']}")
+    check("CI(+-%)" in r.out and "until the median's 95 % interval" in r.out, r.out)
+    for rec in doc["results"]:
+        t = rec["repeat"]["target_ci"]
+        check(rec["repeat"]["passes"] >= 6 and t["stopped_by"] in ("target", "time cap"),
+              f"{rec['bytes']} B: {rec['repeat']}")
+        # +-50 % is loose: met at the sixth pass unless the machine stalls for 5 s
+        if t["stopped_by"] == "target":
+            check(t["achieved_pct"] <= 50, f"target met but {t}")
+        check(rec["validation"]["passed"], f"validation {rec['validation']}")
+    validate(doc, "cb_allreduce --target-ci 50")
+    # A target no run can meet ends at a cap, and says which: the time cap (0.3 s), or the
+    # 1000-pass cap where 1000 short passes take less than that.
+    out = env.path("cap.json")
+    env.ok(2, "allreduce", ["--target-ci", "0.01", "--target-ci-cap", "0.3", "-m", "8:8",
+                            "-i", "20", "-x", "2", "-J", out])
+    rec = load_json(out)["results"][0]
+    t = rec["repeat"]["target_ci"]
+    check((t["stopped_by"] == "time cap" or
+           (t["stopped_by"] == "pass cap" and rec["repeat"]["passes"] == 1000))
+          and t["cap_s"] == 0.3, f"capped: {t}, {rec['repeat']['passes']} passes")
+    # With series: every series' interval must meet it.
+    out = env.path("series.json")
+    env.ok(2, "allreduce", ["--backend", "mpi,engine", "--target-ci", "50", "--target-ci-cap",
+                            "5", "-m", "8:8", "-i", "20", "-x", "2", "-J", out])
+    doc = load_json(out)
+    check(all("target_ci" in rec["repeat"] and rec["repeat"]["passes"] >= 6
+              for rec in doc["results"]), f"series records {doc['results']}")
+    validate(doc, "cb_allreduce --backend mpi,engine --target-ci 50")
+    for args, needle in ((["--target-ci", "0"], "--target-ci"),
+                         (["--target-ci", "x"], "--target-ci"),
+                         (["--target-ci-cap", "5"], "--target-ci-cap"),
+                         (["--target-ci", "5", "--target-ci-cap", "0"], "--target-ci-cap")):
+        check_refused(env.run(2, "allreduce", ["-m", "8:8", *args]), " ".join(args), needle)
