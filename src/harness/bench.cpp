@@ -72,6 +72,19 @@ std::string backend_line(const Backend& be, const BackendDescription& about) {
   return line;
 }
 
+// ", bound: rank 0 to CPU 0, rank 1 to CPU 1" (or ", not bound"): how the launcher placed
+// the ranks, from the environment's binding.
+std::string binding_text(const nlohmann::json& binding) {
+  if (!binding.value("bound", false)) return ", not bound to CPUs";
+  std::string text = ", bound:";
+  const auto& cpus = binding["cpus_per_rank"];
+  for (size_t r = 0; r < cpus.size() && r < 8; ++r)
+    text +=
+        (r ? ", rank " : " rank ") + std::to_string(r) + " to CPU " + cpus[r].get<std::string>();
+  if (cpus.size() > 8) text += ", ...";
+  return text;
+}
+
 std::string ranks_line(const Control& ctl) {
   std::string hosts;
   for (const auto& [name, ranks] : ctl.hosts())
@@ -176,7 +189,7 @@ int bench_main(const BenchDesc& desc, int argc, char** argv) {
       const std::string line = backend_line(*r->be, r->be->description());
       table.line(r->name.empty() ? line : line + " [series " + r->name + "]");
     }
-    table.line(ranks_line(ctl));
+    table.line(ranks_line(ctl) + binding_text(doc["environment"]["binding"]));
     const std::vector<std::string> first_lines = runner->header_lines();
     for (const auto& line : first_lines) table.line(line);
     if (!opt.series.empty())

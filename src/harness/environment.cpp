@@ -1,7 +1,12 @@
 #include "harness/environment.hpp"
 
-#include <cstdlib>
+#include <mpi.h>
 
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+#include <sched.h>
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
@@ -159,6 +164,43 @@ void describe_launch_and_line_rate(const Control& ctl, const nlohmann::json& rdm
   out["line_rate"] = line;
 }
 
+// The CPUs this process may run on (sched_getaffinity) as ranges: "0", "0-1", "0,2-3".
+std::string affinity_cpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return "unknown";
+  std::string out;
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+    if (!CPU_ISSET(cpu, &set)) continue;
+    int last = cpu;
+    while (last + 1 < CPU_SETSIZE && CPU_ISSET(last + 1, &set)) ++last;
+    out += (out.empty() ? "" : ",") + std::to_string(cpu) +
+           (last > cpu ? "-" + std::to_string(last) : std::string());
+    cpu = last;
+  }
+  return out;
+}
+
+// Where the launcher let each rank run (issue 36: a comparison of libraries says how each
+// was launched, and a binding the user did not ask for is visible): every rank's CPU list,
+// and whether every rank is bound to fewer CPUs than its node has.
+nlohmann::json describe_binding(const Control& ctl) {
+  constexpr int kWidth = 256;
+  char mine[kWidth] = {};
+  const std::string cpus = affinity_cpus();
+  std::snprintf(mine, sizeof mine, "%s", cpus.c_str());
+  std::vector<char> all(static_cast<size_t>(kWidth) * static_cast<size_t>(ctl.size()));
+  MPI_Allgather(mine, kWidth, MPI_CHAR, all.data(), kWidth, MPI_CHAR, ctl.comm());
+  nlohmann::json per_rank = nlohmann::json::array();
+  int bound = 1;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) != 0 || CPU_COUNT(&set) >= cores_on_node()) bound = 0;
+  for (int r = 0; r < ctl.size(); ++r)
+    per_rank.push_back(std::string(all.data() + static_cast<size_t>(r) * kWidth));
+  return {{"cpus_per_rank", per_rank}, {"bound", ctl.min(static_cast<double>(bound)) == 1.0}};
+}
+
 }  // namespace
 
 LauncherGuess detect_launcher(const std::function<const char*(const char*)>& get, int nranks) {
@@ -231,6 +273,7 @@ void describe_environment(const Control& ctl, nlohmann::json& out) {
                   {"resolution_ns", res.tv_sec * 1e9 + static_cast<double>(res.tv_nsec)},
                   {"read_overhead_ns", clock_read_ns()}};
   out["wait_mode"] = ctl.wait_mode() == WaitMode::Yield ? "yield" : "spin";
+  out["binding"] = describe_binding(ctl);
   // A run under LD_PRELOAD (the engine's preload, the recorder) is not the MPI library's
   // own: recorded so that its figures are never taken for MPI's.
   if (const char* preload = std::getenv("LD_PRELOAD"); preload && *preload)

@@ -268,6 +268,22 @@ def launch_recorded_in_json(env):
     r = env.ok(2, "latency", ["-m", "1:8", "-i", "10", "-x", "2", "-J", lat])
     check("line_rate" not in load_json(lat) and "# Line rate" not in r.out, "cb_latency line rate")
 
+    # The binding the launcher gave each rank, read back: hydra's default leaves the ranks
+    # unbound; -bind-to core binds each to one CPU of its own (where the node has two).
+    binding = doc["environment"]["binding"]
+    check(len(binding["cpus_per_rank"]) == 2 and all(binding["cpus_per_rank"]),
+          f"binding: {binding}")
+    if ("hydra" in doc["environment"]["launcher"]["name"]
+            and doc["environment"]["cpu"]["logical_cores"] >= 2):
+        bound = env.path("bound.json")
+        p = subprocess.run([env.mpirun, "-n", "2", "-bind-to", "core", env.exe("latency"),
+                            "-m", "1:1", "-i", "5", "-x", "1", "-J", bound],
+                           capture_output=True, text=True, timeout=60)
+        check(p.returncode == 0, f"-bind-to core: {p.stderr}")
+        b = load_json(bound)["environment"]["binding"]
+        check(b["bound"] is True and len(set(b["cpus_per_rank"])) == 2
+              and "bound: rank 0 to CPU" in p.stdout, f"-bind-to core: {b}\n{p.stdout}")
+
 
 @case
 def launch_line_rate_setting(env):
