@@ -54,6 +54,23 @@ PassSummary summarize_passes(std::span<const double> pass_times) {
   return s;
 }
 
+std::vector<size_t> tukey_outliers(std::span<const double> times) {
+  std::vector<size_t> out;
+  if (times.size() < 4) return out;
+  std::vector<double> sorted(times.begin(), times.end());
+  std::sort(sorted.begin(), sorted.end());
+  const auto quantile = [&](double q) {
+    const double pos = q * static_cast<double>(sorted.size() - 1);
+    const size_t lo = static_cast<size_t>(pos);
+    const size_t hi = std::min(lo + 1, sorted.size() - 1);
+    return sorted[lo] + (pos - static_cast<double>(lo)) * (sorted[hi] - sorted[lo]);
+  };
+  const double q1 = quantile(0.25), q3 = quantile(0.75), fence = 1.5 * (q3 - q1);
+  for (size_t k = 0; k < times.size(); ++k)
+    if (times[k] < q1 - fence || times[k] > q3 + fence) out.push_back(k);
+  return out;
+}
+
 MedianInterval median_interval(std::vector<double> samples) {
   MedianInterval m;
   const size_t n = samples.size();

@@ -42,6 +42,11 @@ struct PassSummary {
 
 PassSummary summarize_passes(std::span<const double> pass_times);
 
+// Tukey's fences over pass times: the indices of the passes below Q1 - 1.5 IQR or above
+// Q3 + 1.5 IQR (quartiles by linear interpolation). Flagged and counted, never dropped:
+// a pass that outlies is a fact about the machine, and the median already resists it.
+std::vector<size_t> tukey_outliers(std::span<const double> times);
+
 // A distribution-free 95 % confidence interval for the median of independent samples
 // (the sign test's, from order statistics: [x_(j), x_(n+1-j)] with the largest j such that
 // 2 P(Binomial(n, 1/2) <= j - 1) <= 0.05; Hoefler & Belli, SC'15). `confidence` is the

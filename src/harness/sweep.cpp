@@ -107,10 +107,15 @@ SizeOutcome combine_passes(const RunContext& rc, std::vector<SizeOutcome> outs, 
   SizeOutcome out = std::move(outs[s.reported]);
   out.wrong = wrong;
   out.agreement = std::move(agreement);
-  out.record["repeat"] = {{"passes", passes},      {"figure", out.pass_figure},
-                          {"pass_us", times},      {"reported_pass", s.reported},
-                          {"median_us", s.median}, {"min_us", s.min},
-                          {"max_us", s.max},       {"spread_pct", s.spread_pct}};
+  out.record["repeat"] = {{"passes", passes},
+                          {"figure", out.pass_figure},
+                          {"pass_us", times},
+                          {"reported_pass", s.reported},
+                          {"median_us", s.median},
+                          {"min_us", s.min},
+                          {"max_us", s.max},
+                          {"spread_pct", s.spread_pct},
+                          {"outlier_passes", tukey_outliers(times)}};
   if (rc.opt.full) {
     out.cells.push_back({"Pass Min(us)", s.min});
     out.cells.push_back({"Pass Max(us)", s.max});

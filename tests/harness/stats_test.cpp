@@ -94,6 +94,15 @@ TEST(Stats, RepeatTiesKeepRunOrderAndDegenerateInputs) {
   EXPECT_EQ(summarize_passes(std::vector<double>{}).passes, 0u);
 }
 
+// Tukey's fences: with quartiles 10 and 11 (IQR 1) only values beyond 8.5 and 12.5 outlie;
+// too few passes flag nothing.
+TEST(Stats, TukeyOutliersAreFlaggedByIndex) {
+  const std::vector<double> times = {10, 11, 10.5, 30, 10, 11, 10.2, 1};
+  EXPECT_EQ(tukey_outliers(times), (std::vector<size_t>{3, 7}));
+  EXPECT_TRUE(tukey_outliers(std::vector<double>{10, 11, 10.5, 10.7}).empty());
+  EXPECT_TRUE(tukey_outliers(std::vector<double>{1, 100, 1}).empty());
+}
+
 }  // namespace
 // The sign test's interval, against the binomial tables: n = 6 is the smallest sample with
 // a 95 % interval ([x1, x6], 96.9 %), n = 10 gives [x2, x9] (97.9 %), n = 20 [x6, x15]
