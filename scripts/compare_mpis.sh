@@ -72,7 +72,7 @@ run() {  # run MPI NAME PRELOAD(0/1) BENCH ARGS...
   local envs=()
   [ "$preload" = 1 ] && envs=(LD_PRELOAD="$PWD/$build/libcb_engine_preload.so")
   echo "== $name: cb_$bench $*"
-  if ! env CB_MPIRUN_REAL="${REAL[$mpi]}" "${envs[@]}" "${RUN[$mpi]}" -n 2 "$build/cb_$bench" \
+  if ! env CB_MPIRUN_REAL="${REAL[$mpi]}" CB_MPIRUN_AS_USERS=1 "${envs[@]}" "${RUN[$mpi]}" -n 2 "$build/cb_$bench" \
       -J "$out/$name.json" "$@" > "$out/$name.txt" 2>&1; then
     echo "compare_mpis: $name failed (see $out/$name.txt)" >&2
     tail -5 "$out/$name.txt" >&2

@@ -8,6 +8,10 @@
 #   none (as MPICH's hydra: two jobs side by side, ctest -j2, must not share a bound core),
 #   and as root OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1. Ranks on this
 #   node inherit mpirun's environment (LD_PRELOAD, CB_*), as under hydra.
+#   With CB_MPIRUN_AS_USERS=1 (scripts/compare_mpis.sh: a comparison launches each library
+#   as its users would) Open MPI keeps its default binding, and --oversubscribe is added
+#   only when the job has more ranks (-n/-np) than the machine has cores. The binding each
+#   rank got is in every document (environment.binding).
 # - MPICH's hydra and anything else: run unchanged.
 set -euo pipefail
 real=${CB_MPIRUN_REAL:-mpirun}
@@ -24,6 +28,14 @@ fi
 if [ "$flavour" = openmpi ]; then
   if [ "$(id -u)" -eq 0 ]; then
     export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+  fi
+  if [ "${CB_MPIRUN_AS_USERS:-0}" = 1 ]; then
+    np=1 args=("$@")
+    for ((i = 0; i < ${#args[@]}; i++)); do
+      case "${args[i]}" in -n | -np) np=${args[i + 1]:-1} ;; esac
+    done
+    if [ "$np" -gt "$(nproc)" ]; then exec "$real" --oversubscribe "$@"; fi
+    exec "$real" "$@"
   fi
   exec "$real" --oversubscribe --bind-to none "$@"
 fi

@@ -10,7 +10,7 @@ import shutil
 import subprocess
 import sys
 
-from cbtest import Run, case, check, load_json
+from cbtest import REPO, Run, case, check, load_json
 
 LABELS = ('release', 'asan', 'mpi')  # tests/labels.md
 
@@ -89,6 +89,36 @@ def refused(fakes, np, words, **settings):
           f"{settings}: expected exit 2 and one 'launch: error:' line: {r}")
     check(all(w in r.err for w in words), f"{settings}: message lacks {words}: {r.err}")
     check(fakes.launches() == [], f"{settings}: launched despite the error")
+
+
+@case
+def launch_open_mpi_as_its_users_do(env):
+    """scripts/mpirun_compat.sh in front of Open MPI's mpirun: the tests' launch (no binding,
+    oversubscription allowed, so that two jobs side by side never share a bound core), and
+    with CB_MPIRUN_AS_USERS=1 (compare_mpis.sh) Open MPI's own default binding, with
+    --oversubscribe only when the ranks outnumber the cores."""
+    compat = os.path.join(REPO, "scripts", "mpirun_compat.sh")
+    fake = env.path("fake-mpirun")
+    with open(fake, "w") as f:
+        f.write('#!/bin/sh\nprintf "%s\\n" "$@"\n')
+    os.chmod(fake, 0o755)
+
+    def args(np, users):
+        e = dict(os.environ, CB_MPIRUN_REAL=fake, CB_MPIRUN_FLAVOUR="openmpi")
+        e.pop("CB_MPIRUN_AS_USERS", None)
+        if users:
+            e["CB_MPIRUN_AS_USERS"] = "1"
+        p = subprocess.run([compat, "-n", str(np), "/bin/prog"], capture_output=True, text=True,
+                           env=e, timeout=30)
+        check(p.returncode == 0, p.stderr)
+        return p.stdout.split()
+    cores = os.cpu_count() or 1
+    check(args(2, False) == ["--oversubscribe", "--bind-to", "none", "-n", "2", "/bin/prog"],
+          f"tests' launch: {args(2, False)}")
+    check(args(1, True) == ["-n", "1", "/bin/prog"], f"as users, 1 rank: {args(1, True)}")
+    more = cores + 1
+    check(args(more, True) == ["--oversubscribe", "-n", str(more), "/bin/prog"],
+          f"as users, {more} ranks on {cores} cores: {args(more, True)}")
 
 
 @case
