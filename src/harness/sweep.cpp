@@ -85,6 +85,11 @@ TargetCi target_ci(const Options& o) {
   return t;
 }
 
+nlohmann::json interval_json(const MedianInterval& m) {
+  if (!m.defined) return nullptr;
+  return nlohmann::json::array({m.lo, m.hi});
+}
+
 // The passes of one point as one outcome: with several, the median pass (by pass_us, rank
 // 0's times, so every rank picks the same one) with the spread in the record ("repeat")
 // and, with -f, in the table; the validated pass's agreement and every pass's wrong
@@ -116,6 +121,10 @@ SizeOutcome combine_passes(const RunContext& rc, std::vector<SizeOutcome> outs, 
                           {"max_us", s.max},
                           {"spread_pct", s.spread_pct},
                           {"outlier_passes", tukey_outliers(times)}};
+  const MedianInterval median = median_interval(times);
+  out.record["repeat"]["median_ci95_us"] = interval_json(median);
+  out.record["repeat"]["ci_confidence"] =
+      median.defined ? nlohmann::json(median.confidence) : nullptr;
   if (rc.opt.full) {
     out.cells.push_back({"Pass Min(us)", s.min});
     out.cells.push_back({"Pass Max(us)", s.max});
@@ -193,11 +202,6 @@ bool record_point(const RunContext& rc, SizeOutcome& out, size_t bytes, Table& t
   differ(agree.differ, "exact inputs");
   differ(agree.order_differ, "order-sensitive inputs");
   return failed;
-}
-
-nlohmann::json interval_json(const MedianInterval& m) {
-  if (!m.defined) return nullptr;
-  return nlohmann::json::array({m.lo, m.hi});
 }
 
 std::string interval_text(const MedianInterval& m, int decimals) {
@@ -334,10 +338,7 @@ int sweep_series(const std::vector<std::unique_ptr<SeriesRun>>& runs, Table& tab
     for (size_t s = 0; s < n; ++s) {
       SizeOutcome& out = rows[s];
       const MedianInterval median = median_interval(times[s]);
-      nlohmann::json& repeat = out.record["repeat"];
-      repeat["median_ci95_us"] = interval_json(median);
-      repeat["ci_confidence"] = median.defined ? nlohmann::json(median.confidence) : nullptr;
-      repeat["positions"] = positions[s];
+      out.record["repeat"]["positions"] = positions[s];
       out.record["series"] = runs[s]->name;
       out.cells.push_back({"Series", 0, 0, runs[s]->name});
       out.cells.push_back({"Median CI(us)", 0, 0, interval_text(median, 2)});
