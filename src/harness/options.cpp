@@ -188,12 +188,18 @@ CLI::Validator zero_to(int max) {
                 "0 to " + std::to_string(max));
 }
 
-// One of `words` (CLI::IsMember): "must be auto, spin or yield".
-CLI::Validator one_of(const std::vector<std::string>& words) {
+// "auto, spin or yield": the words of a choice, as the refusals name them.
+std::string or_list(const std::vector<std::string>& words) {
   std::string list;
   for (size_t i = 0; i < words.size(); ++i)
     list += (i == 0 ? "" : i + 1 == words.size() ? " or " : ", ") + words[i];
-  return worded(CLI::IsMember(words), "must be " + list, CLI::IsMember(words).get_description());
+  return list;
+}
+
+// One of `words` (CLI::IsMember): "must be auto, spin or yield".
+CLI::Validator one_of(const std::vector<std::string>& words) {
+  return worded(CLI::IsMember(words), "must be " + or_list(words),
+                CLI::IsMember(words).get_description());
 }
 
 std::vector<std::string> split_commas(const std::string& text) {
@@ -211,9 +217,6 @@ std::vector<std::string> split_commas(const std::string& text) {
 // A comma-separated list of `words` (repetitions allowed): "must be mpi, nccl or engine (or
 // a comma-separated list of them)".
 CLI::Validator list_of(const std::vector<std::string>& words) {
-  std::string list;
-  for (size_t i = 0; i < words.size(); ++i)
-    list += (i == 0 ? "" : i + 1 == words.size() ? " or " : ", ") + words[i];
   const CLI::Validator items(
       [words](std::string& value) -> std::string {
         for (const std::string& item : split_commas(value))
@@ -221,7 +224,8 @@ CLI::Validator list_of(const std::vector<std::string>& words) {
         return {};
       },
       "");
-  return worded(items, "must be " + list, CLI::IsMember(words).get_description() + "[,...]");
+  return worded(items, "must be " + or_list(words),
+                CLI::IsMember(words).get_description() + "[,...]");
 }
 
 // --backend, --algo and --alloc as comma lists: every combination is a series. One series
