@@ -17,6 +17,20 @@ if(COLLBENCH_MPI_ABI AND NOT MPI_CXX_COMPILER)
   endif()
 endif()
 find_package(MPI REQUIRED COMPONENTS CXX)
+# Open MPI's wrapper puts -pthread in MPI::MPI_CXX's compile options, MPICH's does not: every
+# build gets it from the one place below instead, so that an object that does not depend on
+# the MPI is compiled by the same command under every MPI, and ccache shares it between the
+# build folders of one test run (scripts/build.sh).
+foreach(_cb_mpi_target MPI::MPI_CXX MPI::MPI_C)
+  if(TARGET ${_cb_mpi_target})
+    get_target_property(_cb_opts ${_cb_mpi_target} INTERFACE_COMPILE_OPTIONS)
+    if(_cb_opts)
+      list(REMOVE_ITEM _cb_opts -pthread)
+      set_property(TARGET ${_cb_mpi_target} PROPERTY INTERFACE_COMPILE_OPTIONS "${_cb_opts}")
+    endif()
+  endif()
+endforeach()
+add_compile_options($<$<COMPILE_LANGUAGE:C,CXX>:-pthread>)
 
 # Whether the MPI library can say if it is CUDA-aware: MPICH >= 4.0 declares
 # MPIX_Query_cuda_support in mpi.h, Open MPI in mpi-ext.h.

@@ -14,9 +14,13 @@ args=(-DCOLLBENCH_WERROR=ON "${CB_MPI_CMAKE[@]}")
 if ! command -v nvcc >/dev/null && [ -x /usr/local/cuda/bin/nvcc ]; then
   args+=(-DCMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc)
 fi
-# ccache, when installed, lets build directories of one checkout share objects.
+# ccache (scripts/install_deps.sh installs it) lets the build folders of one checkout share
+# objects: paths below the checkout are hashed relative to it, and the working directory is
+# left out of the hash (with -g it is in by default), so build/ and build-openmpi5/ share
+# every object whose preprocessed source and flags agree (those that do not include mpi.h).
 if command -v ccache >/dev/null; then
   export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$PWD}
+  export CCACHE_NOHASHDIR=${CCACHE_NOHASHDIR:-true}
   args+=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
 fi
 cmake -S . -B "$build" "${args[@]}" "$@" >/dev/null

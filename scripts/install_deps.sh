@@ -5,7 +5,7 @@
 set -euo pipefail
 
 PACKAGES=(
-  cmake g++ make pkg-config git lld
+  cmake g++ make pkg-config git lld ccache  # ccache: build folders of one run share objects
   mpich libmpich-dev libcli11-dev nlohmann-json3-dev
   libibverbs-dev librdmacm-dev libhwloc-dev
   libgtest-dev libbenchmark-dev

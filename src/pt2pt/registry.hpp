@@ -9,6 +9,7 @@
 
 #include "harness/bench.hpp"
 #include "harness/runner.hpp"
+#include "pt2pt/pt2pt_main.hpp"
 
 namespace cb {
 
@@ -19,7 +20,5 @@ const std::vector<const BenchDesc*>& more_pt2pt_benches();
 const BenchDesc* find_pt2pt_bench(std::string_view name);
 // nccl-tests' sendrecv_perf and hypercube_perf (pt2pt/exchange.cpp).
 std::unique_ptr<Runner> make_exchange_runner(const RunContext& rc);
-// main() of cb_<name> (pt2pt/bench_main.cpp).
-int pt2pt_main(std::string_view name, int argc, char** argv);
 
 }  // namespace cb

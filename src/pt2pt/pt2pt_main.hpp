@@ -1,0 +1,13 @@
+// main() of the table-defined point-to-point benchmarks, alone in a header: bench_main.cpp is
+// compiled once per benchmark (20 times a build) and needs nothing else.
+#pragma once
+
+#include <string_view>
+
+namespace cb {
+
+// main() of cb_<name> (pt2pt/bench_main.cpp): runs the benchmark of either table
+// (pt2pt/registry.hpp) by name ("put_latency", "multi_lat").
+int pt2pt_main(std::string_view name, int argc, char** argv);
+
+}  // namespace cb
