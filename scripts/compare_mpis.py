@@ -2,33 +2,68 @@
 """Tables and plots of scripts/compare_mpis.sh's run: compare_mpis.py OUTDIR
 
 Reads OUTDIR/<coll>.<series>.<pass>[.c<chunk>].json (series: mpi-<MPI>, engine-<MPI>,
-engine-plain-<MPI>, preload-<MPI>; a chunk is one size range, run by every series back to
-back) and OUTDIR/copy_bw.json. Writes OUTDIR/comparison.md: per collective, each series'
-average latency (us; the median over passes of each pass's reported figure) and the
-engine's time / the fastest library's at each size, taken within each pass (the fastest
-library of that pass, run minutes apart at most) and the median over passes: this VM's
-speed drifts over minutes, so a ratio of two medians taken at different times could
-mislead; and
-OUTDIR/plots/<coll>.png: bus bandwidth against size, one curve per series, with the
-copy bound (cb_copybw, one thread). Needs matplotlib for the plots (Debian's
-python3-matplotlib: /usr/bin/python3 is tried when this interpreter lacks it)."""
+engine-plain-<MPI>, preload-<MPI>; a chunk is one size range; pass k of every series ran
+in one round, in a shuffled order), OUTDIR/run.json (the run's git revision, seed, passes
+and the runs that succeeded; only those files are read when it is there) and
+OUTDIR/copy_bw.json. The statistics are docs/statistics.md's, from scripts/cbstats.py:
+
+- per collective, size and series: the median over passes of each pass's average latency,
+  with the sign test's 95 % interval (null under 6 passes);
+- the baseline at each size: the library with the lowest median there (the one a user
+  would pick); every other series against it pass by pass (pass k of both ran in the same
+  round, seconds apart, so a drift of the machine falls on both): the median of the
+  per-pass ratios series / baseline (< 1: faster), its interval and the verdict (faster,
+  slower, indistinguishable, too few passes).
+
+Writes OUTDIR/comparison.json (all of it, every series, the libraries included, against the
+baseline), OUTDIR/comparison.md generated from it (per collective: a table with each
+series' median and interval and each non-library series' ratio, interval and verdict; a
+summary by size band; every size where a non-library series is slower or
+indistinguishable; the git revision measured, and whether the repository's HEAD has moved
+since) and OUTDIR/plots/<coll>.png: bus bandwidth against size, one curve per series with
+error bars from the intervals, and the copy bound (cb_copybw, one thread). Needs
+matplotlib for the plots (Debian's python3-matplotlib: /usr/bin/python3 is tried when this
+interpreter lacks it). An older run (no run.json, 3 passes in a fixed order) is read
+alike: its intervals are null and its verdicts "too few passes"."""
 import glob
 import json
 import os
 import re
-import statistics
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import cbstats  # noqa: E402
+
 NAME = re.compile(r"^(?P<coll>[a-z_]+)\.(?P<series>[a-z0-9-]+)\.(?P<pass>\d+)(\.c\d+)?\.json$")
+LIB = "mpi-"
 
 
-def load(out):
-    data = {}  # coll -> series -> bytes -> [ (latency, busbw, pass) ]
-    libs = {}  # series -> library string
+def is_library(series):
+    return series.startswith(LIB)
+
+
+def load_run(out):
+    """run.json (None for an older run without one)."""
+    try:
+        with open(os.path.join(out, "run.json")) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
+def load(out, run=None):
+    """coll -> series -> bytes -> pass -> (latency us, busbw GB/s or None); series -> library
+    string. With run.json, only the files of its runs that succeeded (a file left from an
+    earlier run in the same folder is not mixed in)."""
+    data, libs = {}, {}
+    wanted = None
+    if run is not None:
+        wanted = {r["file"] for r in run.get("runs", []) if r.get("status") == "ok"}
     for path in sorted(glob.glob(os.path.join(out, "*.json"))):
-        m = NAME.match(os.path.basename(path))
-        if not m:
+        base = os.path.basename(path)
+        m = NAME.match(base)
+        if not m or (wanted is not None and base not in wanted):
             continue
         with open(path) as f:
             doc = json.load(f)
@@ -41,7 +76,7 @@ def load(out):
             if lat is None:
                 continue
             data.setdefault(m["coll"], {}).setdefault(series, {}).setdefault(
-                r["bytes"], []).append((lat, r.get("busbw_GBps"), int(m["pass"])))
+                r["bytes"], {})[int(m["pass"])] = (lat, r.get("busbw_GBps"))
     return data, libs
 
 
@@ -52,29 +87,47 @@ def fmt_size(b):
     return f"{b} B"
 
 
-def per_pass_ratio(series, s, lib_names, b):
-    """Median over passes of s's time / the fastest library's time in the same pass."""
-    ratios = []
-    for lat, _, p in series[s].get(b, []):
-        libs_p = [x[0] for l in lib_names for x in series[l].get(b, []) if x[2] == p]
-        if len(libs_p) == len(lib_names) and libs_p:
-            ratios.append(lat / min(libs_p))
-    return statistics.median(ratios) if ratios else None
+def interval_json(m):
+    return None if m is None else [m["lo"], m["hi"]]
 
 
-def complete_passes(series, s, lib_names, b):
-    """The passes in which s and every library ran at size b."""
-    have = [{x[2] for x in series[n].get(b, [])} for n in [s, *lib_names]]
-    return set.intersection(*have) if have else set()
-
-
-def best_ratio(series, s, lib_names, b):
-    """s's best pass over the fastest library's best pass (the issue's "best of 3"), over
-    the passes in which every series ran."""
-    passes = complete_passes(series, s, lib_names, b)
-    mine = [x[0] for x in series[s].get(b, []) if x[2] in passes]
-    libs = [x[0] for l in lib_names for x in series[l].get(b, []) if x[2] in passes]
-    return min(mine) / min(libs) if mine and libs else None
+def analyse(series):
+    """One collective: {"sizes": [{bytes, baseline, series: {name: {...}}}]}. Each series'
+    median and interval; each series other than the baseline against it, pass by pass over
+    the passes where both ran."""
+    names = sorted(series, key=lambda s: (not is_library(s), s))
+    sizes = []
+    for b in sorted({b for s in names for b in series[s]}):
+        entry = {"bytes": b, "baseline": None, "series": {}}
+        for s in names:
+            passes = series[s].get(b)
+            if not passes:
+                continue
+            times = [passes[p][0] for p in sorted(passes)]
+            m = cbstats.median_interval(times)
+            entry["series"][s] = {
+                "library": is_library(s), "passes": sorted(passes),
+                "pass_us": times, "median_us": cbstats.median(times),
+                "median_ci95_us": interval_json(m),
+                "ci_confidence": None if m is None else m["confidence"]}
+        have = [(v["median_us"], s) for s, v in entry["series"].items() if v["library"]]
+        if have:
+            base = min(have)[1]
+            entry["baseline"] = base
+            bp = series[base][b]
+            for s, v in entry["series"].items():
+                if s == base:
+                    continue
+                both = sorted(set(bp) & set(series[s][b]))
+                c = cbstats.compare_paired([bp[p][0] for p in both],
+                                           [series[s][b][p][0] for p in both])
+                v["versus"] = {"baseline": base, "passes": both, "pass_ratios": c["ratios"],
+                               "ratio": c["ratio"], "ratio_ci95": interval_json(c["interval"]),
+                               "confidence": None if c["interval"] is None
+                               else c["interval"]["confidence"],
+                               "verdict": c["verdict"]}
+        sizes.append(entry)
+    return {"series": names, "sizes": sizes}
 
 
 # The size bands of the summary (the issues' tables).
@@ -87,51 +140,83 @@ def band_name(lo, hi, sizes):
     return f"{fmt_size(inside[0])}-{fmt_size(inside[-1])}" if inside else None
 
 
-def table(coll, series, libs):
-    names = sorted(series, key=lambda s: (not s.startswith("mpi-"), s))
-    lib_names = [s for s in names if s.startswith("mpi-")]
-    others = [s for s in names if not s.startswith("mpi-")]
-    sizes = sorted({b for s in names for b in series[s]})
-    med = {s: {b: statistics.median(x[0] for x in series[s][b]) for b in series[s]} for s in names}
-    ratio = {s: {b: per_pass_ratio(series, s, lib_names, b) for b in sizes} for s in others}
-    best = {s: {b: best_ratio(series, s, lib_names, b) for b in sizes} for s in others}
+def fmt_us(v):
+    ci = v["median_ci95_us"]
+    text = f"{v['median_us']:.2f}"
+    return text + (f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else "")
+
+
+def fmt_ratio(vs, verdict=True):
+    ci = vs["ratio_ci95"]
+    text = f"{vs['ratio']:.2f}" if vs["ratio"] is not None else "-"
+    if ci:
+        text += f" [{ci[0]:.2f}, {ci[1]:.2f}]"
+    return text + (f" {vs['verdict']}" if verdict else "")
+
+
+def table(coll, result, libs):
+    names = result["series"]
+    lib_names = [s for s in names if is_library(s)]
+    others = [s for s in names if not is_library(s)]
+    sizes = [e["bytes"] for e in result["sizes"]]
     head = ["size"] + [f"{s} (us)" for s in names] + ["fastest library"] + \
            [f"{s} / fastest" for s in others]
     lines = [f"### {coll}", "",
              "Libraries: " + ", ".join(f"`{s}` = {libs.get(s, '?')}" for s in lib_names), "",
              "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    for b in sizes:
-        row = [fmt_size(b)]
-        row += [f"{med[s][b]:.2f}" if b in med[s] else "" for s in names]
-        have = [(med[s][b], s) for s in lib_names if b in med[s]]
-        fastest = min(have) if have else None
-        row.append(fastest[1][4:] if fastest else "")
-        row += [f"{ratio[s][b]:.2f}" if ratio[s][b] is not None else "" for s in others]
+    for e in result["sizes"]:
+        row = [fmt_size(e["bytes"])]
+        row += [fmt_us(e["series"][s]) if s in e["series"] else "" for s in names]
+        row.append(e["baseline"][len(LIB):] if e["baseline"] else "")
+        row += [fmt_ratio(e["series"][s]["versus"])
+                if "versus" in e["series"].get(s, {}) else "" for s in others]
         lines.append("| " + " | ".join(row) + " |")
-    # The summary: per size band, the range of each ratio, within a pass (median over
-    # passes) and best pass against best pass.
+    # Per size band: the range of the median ratios and how many sizes got each verdict.
     bands = [(lo, hi, band_name(lo, hi, sizes)) for lo, hi in BANDS]
     bands = [x for x in bands if x[2]]
-    lines += ["", f"Summary ({coll}): X / fastest library, per size band; within each pass "
-              "(median over passes), and in brackets best pass over best pass", "",
+    lines += ["", f"Summary ({coll}): X / fastest library per size band, the range of the "
+              "median per-pass ratios, and the verdicts (sizes)", "",
               "| series | " + " | ".join(x[2] for x in bands) + " |",
               "|" + "---|" * (len(bands) + 1)]
     for s in others:
         cells = []
         for lo, hi, _ in bands:
-            r = [ratio[s][b] for b in sizes if lo <= b <= hi and ratio[s][b] is not None]
-            q = [best[s][b] for b in sizes if lo <= b <= hi and best[s][b] is not None]
+            vs = [e["series"][s]["versus"] for e in result["sizes"]
+                  if lo <= e["bytes"] <= hi and "versus" in e["series"].get(s, {})]
+            r = [v["ratio"] for v in vs if v["ratio"] is not None]
             cell = f"{min(r):.2f}-{max(r):.2f}" if r else ""
-            if q:
-                cell += f" ({min(q):.2f}-{max(q):.2f})"
+            counts = {}
+            for v in vs:
+                counts[v["verdict"]] = counts.get(v["verdict"], 0) + 1
+            if counts:
+                cell += " (" + ", ".join(f"{k} {n}" for k, n in sorted(counts.items())) + ")"
             cells.append(cell)
         lines.append(f"| {s} | " + " | ".join(cells) + " |")
     lines.append("")
     for s in others:
-        behind = [f"{fmt_size(b)} ({ratio[s][b]:.2f}; best {best[s][b]:.2f})" for b in sizes
-                  if ratio[s][b] is not None and ratio[s][b] > 1]
-        lines.append(f"- `{s}` slower than the fastest library at: " +
-                     (", ".join(behind) if behind else "no size"))
+        at = {}
+        for e in result["sizes"]:
+            vs = e["series"].get(s, {}).get("versus")
+            if vs:
+                at.setdefault(vs["verdict"], []).append(f"{fmt_size(e['bytes'])} "
+                                                        f"({fmt_ratio(vs, verdict=False)})")
+        # Every size where s is not shown faster, each with its ratio and interval.
+        parts = [f"slower at {', '.join(at[cbstats.SLOWER])}" if cbstats.SLOWER in at
+                 else "slower at no size" + (" with a verdict" if cbstats.TOO_FEW in at else "")]
+        if cbstats.SAME in at:
+            parts.append(f"indistinguishable at {', '.join(at[cbstats.SAME])}")
+        if cbstats.TOO_FEW in at:
+            above = [f"{fmt_size(e['bytes'])} ({fmt_ratio(vs, verdict=False)})"
+                     for e in result["sizes"]
+                     for vs in [e["series"].get(s, {}).get("versus")]
+                     if vs and vs["verdict"] == cbstats.TOO_FEW and vs["ratio"] is not None
+                     and vs["ratio"] > 1]
+            parts.append(f"too few passes for a verdict at {len(at[cbstats.TOO_FEW])} sizes, "
+                         "the median ratio above 1 at "
+                         + (", ".join(above) if above else "none of them"))
+        faster = len(at.get(cbstats.FASTER, []))
+        parts.append(f"faster at {faster} of {sum(len(v) for v in at.values())} sizes")
+        lines.append(f"- `{s}` against the fastest library: " + "; ".join(parts))
     return "\n".join(lines) + "\n"
 
 
@@ -143,12 +228,18 @@ def plot(out, coll, series, copy_bw):
     except ImportError:
         return False
     fig, ax = plt.subplots(figsize=(8, 5))
-    for s in sorted(series, key=lambda s: (not s.startswith("mpi-"), s)):
-        pts = sorted((b, statistics.median(x[1] for x in v)) for b, v in series[s].items()
-                     if all(x[1] is not None for x in v))
+    for s in sorted(series, key=lambda s: (not is_library(s), s)):
+        pts = []
+        for b, v in sorted(series[s].items()):
+            bw = [x[1] for x in v.values()]
+            if all(x is not None for x in bw):
+                m = cbstats.median_interval(bw)
+                mid = cbstats.median(bw)
+                pts.append((b, mid, mid - m["lo"] if m else 0.0, m["hi"] - mid if m else 0.0))
         if pts:
-            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", ms=3,
-                    ls="-" if s.startswith("mpi-") else "--", label=s)
+            ax.errorbar([p[0] for p in pts], [p[1] for p in pts],
+                        yerr=[[p[2] for p in pts], [p[3] for p in pts]], marker="o", ms=3,
+                        capsize=2, elinewidth=0.8, ls="-" if is_library(s) else "--", label=s)
     if copy_bw:
         sizes = sorted({b for v in series.values() for b in v})
         pts = [(b, copy_bw[b]) for b in sizes if b in copy_bw]
@@ -158,7 +249,7 @@ def plot(out, coll, series, copy_bw):
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     ax.set_xlabel("message size (bytes)")
-    ax.set_ylabel("bus bandwidth (GB/s)")
+    ax.set_ylabel("bus bandwidth (GB/s): median, 95 % interval")
     ax.set_title(f"{coll}, 2 ranks: each MPI's own, the engine, the preload")
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8)
@@ -169,12 +260,49 @@ def plot(out, coll, series, copy_bw):
     return True
 
 
+def head_revision():
+    """The repository's current HEAD (None outside a git checkout)."""
+    try:
+        p = subprocess.run(["git", "-C", os.path.dirname(os.path.abspath(__file__)),
+                            "rev-parse", "HEAD"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return p.stdout.strip() if p.returncode == 0 and p.stdout.strip() else None
+
+
+def provenance(run, head):
+    """The lines that say what was measured, when, where and in which order."""
+    if run is None:
+        return ["An older run: no run.json, so neither the git revision nor the order of "
+                "the runs is known (it was fixed, not shuffled); under 6 passes there are "
+                "no intervals and the verdicts say \"too few passes\"."]
+    git = run.get("git", {})
+    rev = git.get("revision", "unknown")
+    machine = run.get("machine", {})
+    line = (f"Measured at git revision `{rev}`"
+            + (" (the tree had uncommitted changes)" if git.get("dirty") else "")
+            + f" on {machine.get('hostname', '?')} ({machine.get('nproc', '?')} cores), "
+            f"{run.get('start', '?')} to {run.get('end', '?')}; {run.get('passes', '?')} "
+            f"passes, each round's order shuffled (seed {run.get('seed', '?')}: "
+            f"`CB_SEED={run.get('seed', '?')}` repeats it)"
+            + ("" if run.get("complete", True) else "; the run did not finish") + ".")
+    lines = [line]
+    failed = [r["file"] for r in run.get("runs", []) if r.get("status") != "ok"]
+    if failed:
+        lines.append(f"Runs that failed and are left out ({len(failed)}): "
+                     + ", ".join(f"`{f}`" for f in failed) + ".")
+    if head and rev not in ("unknown", head):
+        lines.append(f"The tree has changed since: the repository's HEAD is now `{head}`.")
+    return lines
+
+
 def main(argv):
     if len(argv) != 2 or not os.path.isdir(argv[1]):
         print("usage: compare_mpis.py OUTDIR (scripts/compare_mpis.sh's output)", file=sys.stderr)
         return 2
     out = argv[1]
-    data, libs = load(out)
+    run = load_run(out)
+    data, libs = load(out, run)
     if not data:
         print(f"compare_mpis.py: no <coll>.<series>.<pass>[.c<chunk>].json in {out}",
               file=sys.stderr)
@@ -185,13 +313,28 @@ def main(argv):
             copy_bw = {r["bytes"]: r["copy_GBps_1_thread"] for r in json.load(f)["results"]}
     except (OSError, KeyError, ValueError):
         pass
+    results = {coll: analyse(data[coll]) for coll in sorted(data)}
+    head = head_revision()
+    doc = {"schema": "collbench.compare_mpis.comparison/1",
+           "run": None if run is None else {k: run.get(k) for k in
+                                            ("git", "seed", "passes", "start", "end",
+                                             "machine", "complete")},
+           "head_revision": head, "libraries": libs, "collectives": results}
+    with open(os.path.join(out, "comparison.json"), "w") as f:
+        json.dump(doc, f, indent=1)
+        f.write("\n")
     md = ["# The engine against each MPI library (scripts/compare_mpis.sh)", "",
-          "Average latency per size (median over passes); `X / fastest`: X's time over the "
-          "fastest library's at that size in the same pass, the median over passes (below "
-          "1: faster).", ""]
+          *provenance(run, head), "",
+          "Latency: the median over passes of each pass's average (us), with its 95 % "
+          "interval (sign test, docs/statistics.md; none under 6 passes). `X / fastest`: "
+          "against the library with the lowest median at that size, pass by pass (pass k "
+          "of both ran in the same round): the median of the per-pass ratios X / library "
+          "(below 1: X is faster), its 95 % interval and the verdict (faster or slower when "
+          "the interval excludes 1, indistinguishable when it holds 1). Generated from "
+          "comparison.json.", ""]
     plotted = True
     for coll in sorted(data):
-        md.append(table(coll, data[coll], libs))
+        md.append(table(coll, results[coll], libs))
         plotted = plot(out, coll, data[coll], copy_bw) and plotted
     with open(os.path.join(out, "comparison.md"), "w") as f:
         f.write("\n".join(md))

@@ -93,32 +93,56 @@ def refused(fakes, np, words, **settings):
 
 @case
 def launch_open_mpi_as_its_users_do(env):
-    """scripts/mpirun_compat.sh in front of Open MPI's mpirun: the tests' launch (no binding,
-    oversubscription allowed, so that two jobs side by side never share a bound core), and
-    with CB_MPIRUN_AS_USERS=1 (compare_mpis.sh) Open MPI's own default binding, with
-    --oversubscribe only when the ranks outnumber the cores."""
+    """scripts/mpirun_compat.sh in front of Open MPI's mpirun and MPICH's hydra: the tests'
+    launch (no binding; Open MPI with oversubscription allowed, so that two jobs side by side
+    never share a bound core), and with CB_MPIRUN_AS_USERS=1 (compare_mpis.sh: every library
+    bound alike) Open MPI's own default binding, with --oversubscribe only when the ranks
+    outnumber the cores, and hydra's -bind-to core when the ranks fit the cores. The flavour
+    from CB_MPIRUN_FLAVOUR or from the launcher's --version."""
     compat = os.path.join(REPO, "scripts", "mpirun_compat.sh")
     fake = env.path("fake-mpirun")
     with open(fake, "w") as f:
-        f.write('#!/bin/sh\nprintf "%s\\n" "$@"\n')
+        f.write('#!/bin/sh\nif [ "$1" = --version ]; then printf "%s" "$FAKE_VERSION"; exit 0; '
+                'fi\nprintf "%s\\n" "$@"\n')
     os.chmod(fake, 0o755)
 
-    def args(np, users):
-        e = dict(os.environ, CB_MPIRUN_REAL=fake, CB_MPIRUN_FLAVOUR="openmpi")
-        e.pop("CB_MPIRUN_AS_USERS", None)
+    def args(np, users, flavour="openmpi", version=""):
+        e = dict(os.environ, CB_MPIRUN_REAL=fake, FAKE_VERSION=version)
+        for k in ("CB_MPIRUN_AS_USERS", "CB_MPIRUN_FLAVOUR"):
+            e.pop(k, None)
+        if flavour:
+            e["CB_MPIRUN_FLAVOUR"] = flavour
         if users:
             e["CB_MPIRUN_AS_USERS"] = "1"
         p = subprocess.run([compat, "-n", str(np), "/bin/prog"], capture_output=True, text=True,
                            env=e, timeout=30)
         check(p.returncode == 0, p.stderr)
         return p.stdout.split()
-    cores = os.cpu_count() or 1
+    cores = len(os.sched_getaffinity(0))  # what nproc counts
+    more = cores + 1
     check(args(2, False) == ["--oversubscribe", "--bind-to", "none", "-n", "2", "/bin/prog"],
           f"tests' launch: {args(2, False)}")
     check(args(1, True) == ["-n", "1", "/bin/prog"], f"as users, 1 rank: {args(1, True)}")
-    more = cores + 1
     check(args(more, True) == ["--oversubscribe", "-n", str(more), "/bin/prog"],
           f"as users, {more} ranks on {cores} cores: {args(more, True)}")
+    got = args(1, True, flavour="", version=OPENMPI_VERSION)
+    check(got == ["-n", "1", "/bin/prog"], f"Open MPI from --version, as users: {got}")
+    got = args(2, False, flavour="", version=OPENMPI_VERSION)
+    check(got[:3] == ["--oversubscribe", "--bind-to", "none"], f"Open MPI from --version: {got}")
+    # MPICH's hydra: unchanged for the tests; bound to cores as users when the ranks fit.
+    for flavour, version in (("hydra", ""), ("", HYDRA_VERSION)):
+        how = f"hydra ({'CB_MPIRUN_FLAVOUR' if flavour else '--version'})"
+        got = args(2, False, flavour, version)
+        check(got == ["-n", "2", "/bin/prog"], f"{how}, tests' launch: {got}")
+        got = args(cores, True, flavour, version)
+        check(got == ["-bind-to", "core", "-n", str(cores), "/bin/prog"],
+              f"{how}, as users, {cores} ranks on {cores} cores: {got}")
+        got = args(more, True, flavour, version)
+        check(got == ["-n", str(more), "/bin/prog"],
+              f"{how}, as users, {more} ranks on {cores} cores: {got}")
+    # Anything else: unchanged, as users too.
+    got = args(1, True, flavour="", version="some other launcher 1.0")
+    check(got == ["-n", "1", "/bin/prog"], f"another launcher, as users: {got}")
 
 
 @case
