@@ -9,6 +9,7 @@
 #include "core/layout.hpp"
 #include "core/mpi_check.hpp"
 #include "core/verify.hpp"
+#include "core/verify_values.hpp"
 #include "gpu/device.hpp"
 #include "gpu/graph.hpp"
 #include "gpu/memory.hpp"
@@ -95,11 +96,33 @@ void CollectiveRunnerBase::prepare() {
     send_max = std::max(send_max, elements(count_of(bytes), true));
     recv_max = std::max(recv_max, elements(count_of(bytes), false));
   }
-  const size_t send_bytes = send_max * width;
+  size_t send_bytes = send_max * width, recv_bytes = recv_max * width;
+  if (o.off_cache || o.misalign > 0) {  // the rings' (or one misaligned buffer's) extent
+    if (o.off_cache)
+      off_cache_ = off_cache_target(o.off_cache_bytes, o.mem == Mem::Cuda, last_level_cache());
+    send_bytes = recv_bytes = 0;
+    for (size_t bytes : sizes) {
+      const size_t s = elements(count_of(bytes), true) * width;
+      const size_t r = elements(count_of(bytes), false) * width;
+      if (s)
+        send_bytes =
+            std::max(send_bytes, ring_footprint(ring_for(s, off_cache_.bytes), s, o.misalign));
+      recv_bytes =
+          std::max(recv_bytes, ring_footprint(ring_for(r, off_cache_.bytes), r, o.misalign));
+    }
+    const size_t total = (o.in_place ? 0 : send_bytes) + recv_bytes;
+    if (total > o.mem_limit)
+      throw UsageError(
+          std::string(o.off_cache ? "--off-cache" : "-u/--misalign") + ": the " +
+          (o.off_cache ? "rings of send and receive buffers (" + off_cache_.source + " each)"
+                       : std::string("misaligned buffers")) +
+          " need " + format_bytes(total) + " per process, more than -M " +
+          format_bytes(o.mem_limit) + " (raise -M, or give --off-cache a smaller BYTES)");
+  }
   size_t device_free = 0, device_total = 0;
   const bool on_device = o.memory_report && gpu::device_memory(device_free, device_total);
   if (send_bytes && !o.in_place) send_ = rc_.alloc(send_bytes, o.mem);
-  recv_ = rc_.alloc(recv_max * width, o.mem);
+  recv_ = rc_.alloc(recv_bytes, o.mem);
   if (o.memory_report) report_memory(on_device ? device_free : 0);
 
   // Points: each size with the forced algorithm, every algorithm (--algo all) or the
@@ -209,6 +232,22 @@ std::vector<std::string> CollectiveRunnerBase::header_lines() const {
     lines.push_back("# Derived datatype: " + o.layout.str() +
                     " (one element per block, resized to the block; Transmit Size: the bytes "
                     "of a block it moves)");
+  if (o.off_cache)
+    lines.push_back("# Off-cache (--off-cache): each iteration uses the next buffer of a ring of " +
+                    format_bytes(off_cache_.bytes) + " per buffer (" + off_cache_.source +
+                    "), slots a line more than the message apart, as IMB's -off_cache" +
+                    (o.validate && spec_.sized ? "; -c checks the ring's last slot" : ""));
+  if (o.vary_data && spec_.sized)
+    lines.push_back(
+        "# Varied data (--vary-data): before each iteration, untimed (before its barrier), one "
+        "element per 64-byte line of the send buffer is stored with that iteration's values" +
+        std::string(o.mem == Mem::Cuda ? " (device: the whole buffer copied from a host image)"
+                                       : "") +
+        (o.validate ? "; -c checks a varied generation, every element" : ""));
+  if (o.misalign > 0)
+    lines.push_back("# Misaligned (-u " + std::to_string(o.misalign) +
+                    "): send and receive pointers " + std::to_string(o.misalign) +
+                    " B past the allocation's alignment");
   if (o.validate && spec_.sized) lines.push_back(validation_line());
   lines.insert(lines.end(), notes_.begin(), notes_.end());
   return lines;
@@ -259,6 +298,53 @@ void CollectiveRunnerBase::report_memory(size_t device_free_before) {
 
 void CollectiveRunnerBase::annotate(nlohmann::json& doc) {
   if (!memory_.is_null()) doc["memory"] = memory_;
+  const Options& o = rc_.opt;
+  if (!o.off_cache && !o.vary_data && o.misalign == 0) return;
+  nlohmann::json& p = doc["buffer_placement"];
+  p["misalign_bytes"] = o.misalign;
+  p["vary_data"] = o.vary_data ? nlohmann::json{{"line_bytes", values::kVaryLineBytes},
+                                                {"timed", false},
+                                                {"device_copy", o.mem == Mem::Cuda}}
+                               : nlohmann::json(nullptr);
+  p["off_cache"] = nullptr;
+  if (o.off_cache)
+    p["off_cache"] = {{"target_bytes", off_cache_.bytes},  {"source", off_cache_.source},
+                      {"llc_bytes", off_cache_.llc.bytes}, {"llc_level", off_cache_.llc.level},
+                      {"send_ring_bytes", send_.bytes},    {"recv_ring_bytes", recv_.bytes}};
+}
+
+void CollectiveRunnerBase::place(CollArgs& a, uint64_t iteration) const {
+  const Options& o = rc_.opt;
+  const size_t width = dtype_size(o.dtype);
+  const size_t r = elements(a.count, false) * width;
+  a.recv = recv_.ptr
+               ? recv_.slice(ring_offset(ring_for(r, off_cache_.bytes), iteration, o.misalign), r)
+               : recv_;
+  const size_t s = elements(a.count, true) * width;
+  a.send = send_.ptr
+               ? send_.slice(ring_offset(ring_for(s, off_cache_.bytes), iteration, o.misalign), s)
+               : Buf{};
+  if (a.in_place) a.send = a.recv;
+}
+
+void CollectiveRunnerBase::stamp_data(const CollArgs& a, uint32_t generation) {
+  const Buf& into = a.in_place || !a.send.ptr || a.send.bytes == 0 ? a.recv : a.send;
+  const Dtype dt = a.dtype;
+  const size_t width = dtype_size(dt);
+  const size_t count = into.bytes / width;
+  const size_t step = values::kVaryLineBytes / width;
+  const Op range = spec_.reduces ? a.op : Op::Max;  // the range the collective's inputs use
+  const int rank = rc_.ctl.rank(), n = rc_.ctl.size();
+  if (into.mem == Mem::Host) {
+    for (size_t i = 0; i < count; i += step)
+      store_element(static_cast<std::byte*>(into.ptr), i, dt,
+                    input_value(dt, range, rank, n, i, generation));
+    return;
+  }
+  stamp_image_.resize(into.bytes);
+  for (size_t i = 0; i < count; i += step)
+    store_element(stamp_image_.data(), i, dt, input_value(dt, range, rank, n, i, generation));
+  write_buffer(into, stamp_image_);
 }
 
 CollArgs CollectiveRunnerBase::args_for(const Point& point, int iteration) const {
@@ -277,6 +363,10 @@ CollArgs CollectiveRunnerBase::args_for(const Point& point, int iteration) const
   if (const auto it = counts_.find(count); it != counts_.end()) a.counts = it->second.get();
   a.topology = topology_.get();
   if (o.layout.on()) a.layout = &o.layout;
+  if (o.off_cache || o.misalign > 0) {
+    place(a, static_cast<uint64_t>(iteration));
+    return a;
+  }
   a.recv = recv_.ptr ? recv_.slice(0, elements(count, false) * width) : recv_;
   a.send = send_.ptr ? send_.slice(0, elements(count, true) * width) : Buf{};
   if (a.in_place) a.send = a.recv;
@@ -332,13 +422,20 @@ void CollectiveRunnerBase::validate(const Point& point, bool nonblocking, SizeOu
     for (int r : ranks_differing(result))
       if (std::find(differ.begin(), differ.end(), r) == differ.end()) differ.push_back(r);
   };
+  const Options& o = rc_.opt;
   for (int r = 0; r < roots; ++r) {
-    const CollArgs a = args_for(point, r);
+    CollArgs a = args_for(point, r);
+    // --off-cache: the ring's last slot (the farthest from the first); --vary-data: a
+    // generation the timed iterations (1 ... iterations) did not use, so the checked
+    // operation's inputs are varied ones, filled and checked exactly.
+    if (o.off_cache) place(a, ring_for(a.recv.bytes, off_cache_.bytes).slots - 1);
+    if (o.vary_data) a.generation = static_cast<uint32_t>(o.iterations_for(point.bytes)) + 1;
     // Fill and check on the device, no host round trip, where the kernels know the
-    // collective (not those of count matrices or rooted blocks: through the host). Only the bits
+    // collective (not those of count matrices or rooted blocks: through the host; nor varied
+    // data, whose generation the kernels do not take). Only the bits
     // comparison copies the result to the host (read_buffer: one device-to-host copy of the
     // result, untimed) to hash it.
-    if (a.recv.mem == Mem::Cuda && spec_.device_validation) {
+    if (a.recv.mem == Mem::Cuda && spec_.device_validation && a.generation == 0) {
       const CollData d{a.coll, a.dtype, a.op, a.count, a.root, a.in_place, rank, n};
       gpu::fill_collective(d, a.in_place ? nullptr : a.send.ptr, a.recv.ptr, nullptr);
       gpu::synchronize();
@@ -437,6 +534,10 @@ nlohmann::json CollectiveRunnerBase::base_record(const Point& point, int iterati
                 {"transmit_bytes", layout_moved(*a.layout, a.count) * dtype_size(a.dtype)}};
   if (spec_.rooted)
     r["root"] = o.root.rotate ? nlohmann::json("rotate") : nlohmann::json(o.root.fixed);
+  if (o.off_cache)  // --off-cache: the buffers each ring holds at this size
+    r["off_cache_slots"] = {
+        {"send", a.send.ptr && !a.in_place ? ring_for(a.send.bytes, off_cache_.bytes).slots : 0},
+        {"recv", ring_for(a.recv.bytes, off_cache_.bytes).slots}};
   return r;
 }
 

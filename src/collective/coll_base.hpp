@@ -10,6 +10,7 @@
 #include "core/coll_spec.hpp"
 #include "core/topology.hpp"
 #include "core/vcounts.hpp"
+#include "harness/placement.hpp"
 #include "harness/runner.hpp"
 #include "harness/stats.hpp"
 
@@ -25,6 +26,7 @@ class CollectiveRunnerBase : public Runner {
   std::vector<Point> points() const override { return points_; }
   void annotate(nlohmann::json& doc) override;  // --memory: the document's "memory"
   bool show_size() const override { return spec_.sized; }
+  bool places_buffers() const override { return true; }
 
  protected:
   size_t count_of(size_t bytes) const { return bytes / dtype_size(rc_.opt.dtype); }
@@ -32,6 +34,14 @@ class CollectiveRunnerBase : public Runner {
   CollArgs args_for(const Point& point, int iteration) const;
   // The root of an iteration's call alone (what changes from one call to the next).
   int root_for(int iteration) const;
+  // --off-cache and -u: points a's send and receive buffers at iteration `iteration`'s slot
+  // of the rings (one slot without --off-cache), misaligned by -u. args_for() does it too.
+  void place(CollArgs& a, uint64_t iteration) const;
+  bool ring() const { return rc_.opt.off_cache; }
+  // --vary-data: stores generation `generation`'s values (values::varied_index(): one element
+  // per 64-byte line) into the buffer a's call reads from (the send buffer, in place the
+  // receive buffer). Untimed: the loops call it between iterations, before the barrier.
+  void stamp_data(const CollArgs& a, uint32_t generation);
   // Fresh exact inputs, one untimed operation (blocking or start + wait; -G: in a graph),
   // every element checked; wrong elements summed over ranks into out.wrong. Rotating roots
   // are each checked. Where every rank must have the same result (same_on_all_ranks), its
@@ -86,6 +96,8 @@ class CollectiveRunnerBase : public Runner {
   std::map<size_t, std::unique_ptr<CountMatrix>> counts_;      // alltoallv: per count (--counts)
   std::map<int, std::unique_ptr<PersistentColl>> persistent_;  // by root, of the current size
   std::unique_ptr<Topology> topology_;                         // neighborhood collectives: -N's
+  OffCacheTarget off_cache_;            // --off-cache: what each ring covers and why
+  std::vector<std::byte> stamp_image_;  // --vary-data on device buffers: the host image copied in
   nlohmann::json memory_;  // --memory 1: what the buffers and the process hold (annotate())
 };
 

@@ -67,6 +67,7 @@ class CollectiveRunner final : public CollectiveRunnerBase {
     const bool rotate = spec_.rooted && o.root.rotate;
     for (int i = 0; i < warmup; ++i) {
       if (rotate) a.root = root_for(i);
+      if (ring()) place(a, static_cast<uint64_t>(i));
       operation(a);
       rc_.be.sync();
       if (separate) rc_.be.iteration_barrier(ctl);
@@ -162,12 +163,21 @@ class CollectiveRunner final : public CollectiveRunnerBase {
     const bool die = injected_fault() == Fault::Die && sizes_done_++ == 1 &&
                      ctl.rank() == fault_rank(ctl.size());
     const double per_op = 1e6 / rc_.opt.agg_iters;
+    // --off-cache: each iteration's buffers from the rings; --vary-data: iteration i's data
+    // (generation i + 1) stored before the barrier that precedes it, untimed.
+    const bool moves = ring(), vary = rc_.opt.vary_data && separate;
     // The same call every iteration: bound once, its arguments resolved (Backend::bind).
-    const bool same = !rotate && rc_.opt.agg_iters == 1 && !a.persistent;
+    const bool same = !rotate && !moves && rc_.opt.agg_iters == 1 && !a.persistent;
     const std::function<void()> bound = same ? be.bind(a) : std::function<void()>();
+    if (vary) {
+      if (moves) place(a, 0);
+      stamp_data(a, 1);
+      be.iteration_barrier(ctl);
+    }
     for (int i = 0; i < iters; ++i) {
       if (die && i == iters / 2) die_now();  // mid-loop: the others are inside the collective
       if (rotate) a.root = root_for(i);
+      if (moves) place(a, static_cast<uint64_t>(i));
       const double t0 = now_s();
       if (bound)
         bound();
@@ -175,6 +185,10 @@ class CollectiveRunner final : public CollectiveRunnerBase {
         operation(a);
       be.sync();
       t.samples_us[static_cast<size_t>(i)] = (now_s() - t0) * per_op;
+      if (vary && i + 1 < iters) {
+        if (moves) place(a, static_cast<uint64_t>(i) + 1);
+        stamp_data(a, static_cast<uint32_t>(i) + 2);
+      }
       if (separate) be.iteration_barrier(ctl);
     }
     t.mean_us = std::accumulate(t.samples_us.begin(), t.samples_us.end(), 0.0) / iters;
@@ -193,6 +207,7 @@ class CollectiveRunner final : public CollectiveRunnerBase {
     const double t0 = now_s();
     for (int i = 0; i < iters; ++i) {
       if (rotate) a.root = root_for(i);
+      if (ring()) place(a, static_cast<uint64_t>(i));  // --off-cache: inside this timed loop
       operation(a);
       if (mode != 0) be.sync();
       if (mode == 1) be.iteration_barrier(ctl);

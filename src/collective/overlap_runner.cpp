@@ -137,8 +137,16 @@ class OverlapRunner final : public CollectiveRunnerBase {
     return req;
   }
 
+  // --vary-data: iteration i's data (generation i + 1) stored before the barrier that
+  // precedes it, untimed.
+  void stamp_before(const Point& point, int i) {
+    if (rc_.opt.vary_data) stamp_data(args_for(point, i), static_cast<uint32_t>(i) + 1);
+  }
+
   double pure_comm(const Point& point, int iters, int warmup, std::optional<DeviceTimer>& dev) {
     std::vector<double> samples;
+    stamp_before(point, 0);
+    if (rc_.opt.vary_data) rc_.ctl.barrier();
     for (int i = 0; i < warmup + iters; ++i) {
       const CollArgs a = args_for(point, i);
       const double t0 = now_s();
@@ -148,6 +156,7 @@ class OverlapRunner final : public CollectiveRunnerBase {
         samples.push_back((now_s() - t0) * 1e6);
         if (dev) dev->us.push_back(dev->elapsed_us());
       }
+      stamp_before(point, i + 1);
       rc_.ctl.barrier();
     }
     return mean_of(samples);
@@ -181,6 +190,8 @@ class OverlapRunner final : public CollectiveRunnerBase {
     std::vector<double> overall, compute, init, test, wait;
     const bool die = injected_fault() == Fault::Die && sizes_done_++ == 1 &&
                      rc_.ctl.rank() == fault_rank(rc_.ctl.size());
+    stamp_before(point, 0);
+    if (rc_.opt.vary_data) rc_.ctl.barrier();
     for (int i = 0; i < warmup + iters; ++i) {
       const CollArgs a = args_for(point, i);
       double t_compute = 0, t_test = 0;
@@ -212,6 +223,7 @@ class OverlapRunner final : public CollectiveRunnerBase {
         wait.push_back((t_end - t_wait0) * 1e6);
         if (dev) dev->us.push_back(dev->elapsed_us());
       }
+      stamp_before(point, i + 1);
       rc_.ctl.barrier();
     }
     return {mean_of(overall), mean_of(compute), mean_of(init),

@@ -57,6 +57,9 @@ struct CollArgs {
   // -D: each block of `count` elements travels as one element of this derived datatype
   // (the MPI backend only); owned by the caller. Null: the plain type.
   const LayoutSpec* layout = nullptr;
+  // --vary-data: which generation of the validation inputs the CollSpec's fill and check
+  // use (values::varied_index(); 0: the plain inputs). Backends ignore it.
+  uint32_t generation = 0;
 };
 
 // A non-blocking operation in flight.

@@ -12,7 +12,7 @@ namespace {
 
 // Element j of rank `from`'s contribution (Op::Max's range: nothing accumulates).
 double block_value(const CollArgs& a, int from, int nranks, size_t j) {
-  return values::allgather_value(a.dtype, from, nranks, j);
+  return values::allgather_value(a.dtype, from, nranks, j, a.generation);
 }
 
 void fill(const CollArgs& a, int rank, int nranks, std::byte* send, std::byte* recv) {

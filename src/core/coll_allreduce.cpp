@@ -8,7 +8,7 @@ namespace cb {
 namespace {
 
 double expected(const CollArgs& a, int nranks, size_t i) {
-  return values::allreduce_expected(a.dtype, a.op, nranks, i);
+  return values::allreduce_expected(a.dtype, a.op, nranks, i, a.generation);
 }
 
 size_t check(const CollArgs& a, int, int nranks, const std::byte* recv) {
@@ -21,7 +21,7 @@ void fill_reduction(const CollArgs& a, int rank, int nranks, std::byte* send, st
   std::byte* in = a.in_place ? recv : send;
   for (size_t i = 0; i < a.count; ++i) {
     if (!a.in_place) store_poison(recv, i, a.dtype, expected(a, nranks, i));
-    store_element(in, i, a.dtype, input_value(a.dtype, a.op, rank, nranks, i));
+    store_element(in, i, a.dtype, input_value(a.dtype, a.op, rank, nranks, i, a.generation));
   }
 }
 

@@ -9,7 +9,8 @@ namespace {
 
 // Element j of the block that rank `from` sends to rank `to`.
 double block_value(const CollArgs& a, int from, int to, int nranks, size_t j) {
-  return input_value(a.dtype, Op::Max, from, nranks, static_cast<uint64_t>(to) * a.count + j);
+  return input_value(a.dtype, Op::Max, from, nranks, static_cast<uint64_t>(to) * a.count + j,
+                     a.generation);
 }
 
 void fill(const CollArgs& a, int rank, int nranks, std::byte* send, std::byte* recv) {

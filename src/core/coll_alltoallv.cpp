@@ -20,7 +20,7 @@ const CountMatrix& matrix(const CollArgs& a) {
 
 // Element k of rank `from`'s send buffer (the block for rank `to` starts at send_offset).
 double send_value(const CollArgs& a, int from, int nranks, size_t k) {
-  return input_value(a.dtype, Op::Max, from, nranks, k);
+  return input_value(a.dtype, Op::Max, from, nranks, k, a.generation);
 }
 
 void fill(const CollArgs& a, int rank, int nranks, std::byte* send, std::byte* recv) {

@@ -6,7 +6,7 @@ namespace cb {
 namespace {
 
 double expected(const CollArgs& a, int nranks, size_t i) {
-  return input_value(a.dtype, Op::Max, a.root, nranks, i);
+  return input_value(a.dtype, Op::Max, a.root, nranks, i, a.generation);
 }
 
 void fill(const CollArgs& a, int rank, int nranks, std::byte*, std::byte* recv) {

@@ -33,13 +33,13 @@ class Blocks {
 
 // Gather(v), allgatherv: element j of rank `from`'s block.
 double gathered_value(const CollArgs& a, int from, int nranks, size_t j) {
-  return values::allgather_value(a.dtype, from, nranks, j);
+  return values::allgather_value(a.dtype, from, nranks, j, a.generation);
 }
 
 // Scatter(v): element k of the root's n blocks (each block's elements differ by root and
 // by destination).
 double scattered_value(const CollArgs& a, int nranks, size_t k) {
-  return values::bcast_value(a.dtype, a.root, nranks, k);
+  return values::bcast_value(a.dtype, a.root, nranks, k, a.generation);
 }
 
 // Every block of recv poisoned against its expected contents; block `mine` (if >= 0)
@@ -101,7 +101,7 @@ size_t check_scatter(const CollArgs& a, int rank, int nranks, const std::byte* r
 // Reduce_scatterv: element k < total of every rank's input is input_value(rank, k); rank
 // r's result is elements offset(r) ... of their reduction.
 double reduced_value(const CollArgs& a, int nranks, size_t k) {
-  return values::allreduce_expected(a.dtype, a.op, nranks, k);
+  return values::allreduce_expected(a.dtype, a.op, nranks, k, a.generation);
 }
 
 void fill_reduce_scatterv(const CollArgs& a, int rank, int nranks, std::byte* send,
@@ -112,7 +112,7 @@ void fill_reduce_scatterv(const CollArgs& a, int rank, int nranks, std::byte* se
       store_poison(recv, j, a.dtype, reduced_value(a, nranks, b.offset(rank) + j));
   for (size_t k = 0; k < b.total(); ++k)
     store_element(a.in_place ? recv : send, k, a.dtype,
-                  input_value(a.dtype, a.op, rank, nranks, k));
+                  input_value(a.dtype, a.op, rank, nranks, k, a.generation));
 }
 
 size_t check_reduce_scatterv(const CollArgs& a, int rank, int nranks, const std::byte* recv) {

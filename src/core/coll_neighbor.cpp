@@ -28,8 +28,8 @@ bool gathers(const CollArgs& a) {
 // Element j of what `from` sends to `to` (allgather: the same to every destination).
 double edge_value(const CollArgs& a, int from, int to, size_t j) {
   const int n = topology(a).nranks();
-  if (gathers(a)) return values::allgather_value(a.dtype, from, n, j);
-  return values::input_value(a.dtype, Op::Max, from, n, (uint64_t(to) << 32) | j);
+  if (gathers(a)) return values::allgather_value(a.dtype, from, n, j, a.generation);
+  return values::input_value(a.dtype, Op::Max, from, n, (uint64_t(to) << 32) | j, a.generation);
 }
 
 // The blocks of a rank's send (to its destinations) or receive (from its sources) buffer.

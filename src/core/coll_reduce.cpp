@@ -11,7 +11,7 @@ namespace cb {
 namespace {
 
 double expected(const CollArgs& a, int nranks, size_t i) {
-  return values::allreduce_expected(a.dtype, a.op, nranks, i);
+  return values::allreduce_expected(a.dtype, a.op, nranks, i, a.generation);
 }
 
 size_t check(const CollArgs& a, int rank, int nranks, const std::byte* recv) {

@@ -14,7 +14,7 @@ namespace {
 // Element j of the result on `rank`: element rank x count + j of the allreduce.
 double expected(const CollArgs& a, int rank, int nranks, size_t j) {
   return values::allreduce_expected(a.dtype, a.op, nranks,
-                                    static_cast<uint64_t>(rank) * a.count + j);
+                                    static_cast<uint64_t>(rank) * a.count + j, a.generation);
 }
 
 void fill(const CollArgs& a, int rank, int nranks, std::byte* send, std::byte* recv) {
@@ -24,7 +24,7 @@ void fill(const CollArgs& a, int rank, int nranks, std::byte* send, std::byte* r
     for (size_t j = 0; j < a.count; ++j)
       store_poison(recv, j, a.dtype, expected(a, rank, nranks, j));
   for (size_t k = 0; k < all; ++k)
-    store_element(in, k, a.dtype, input_value(a.dtype, a.op, rank, nranks, k));
+    store_element(in, k, a.dtype, input_value(a.dtype, a.op, rank, nranks, k, a.generation));
 }
 
 size_t check(const CollArgs& a, int rank, int nranks, const std::byte* recv) {

@@ -71,8 +71,8 @@ void store_element(std::byte* base, size_t index, Dtype dt, double v) {
 }
 
 // The formulas are written once, for host and device, in core/verify_values.hpp.
-double input_value(Dtype dt, Op op, int rank, int nranks, uint64_t index) {
-  return values::input_value(dt, op, rank, nranks, index);
+double input_value(Dtype dt, Op op, int rank, int nranks, uint64_t index, uint32_t generation) {
+  return values::input_value(dt, op, rank, nranks, index, generation);
 }
 
 double apply_op(Op op, double a, double b) {

@@ -17,8 +17,9 @@ double load_element(const std::byte* base, size_t index, Dtype dt);
 void store_element(std::byte* base, size_t index, Dtype dt, double value);
 
 // Rank `rank`'s input at element `index` for a reduction `op` over `nranks` ranks.
-// Bcast and alltoall data use Op::Max (no accumulation, so the widest range).
-double input_value(Dtype dt, Op op, int rank, int nranks, uint64_t index);
+// Bcast and alltoall data use Op::Max (no accumulation, so the widest range). `generation`:
+// --vary-data's (values::varied_index(); 0: the plain inputs).
+double input_value(Dtype dt, Op op, int rank, int nranks, uint64_t index, uint32_t generation = 0);
 
 double apply_op(Op op, double a, double b);
 

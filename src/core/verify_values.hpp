@@ -82,11 +82,44 @@ CB_HOST_DEVICE inline int max_doublings(Dtype dt) {
   }
 }
 
+// dtype_size(), usable on the device.
+CB_HOST_DEVICE inline size_t element_size(Dtype dt) {
+  switch (dt) {
+    case Dtype::Char:
+      return 1;
+    case Dtype::Int32:
+    case Dtype::Float:
+      return 4;
+    case Dtype::Int64:
+    case Dtype::Double:
+      return 8;
+    case Dtype::Half:
+    case Dtype::BFloat16:
+      return 2;
+  }
+  return 1;
+}
+
+// --vary-data: generation g > 0 of the inputs differs from the plain ones (g = 0) in the
+// first element of every 64-byte line (kVaryLineBytes), whose value is taken from another
+// index; the other elements keep their plain values. The timed loops store exactly these
+// elements before each iteration (one store per cache line); -c fills and checks a
+// generation through the same functions, so every element is still checked exactly.
+inline constexpr uint64_t kVaryLineBytes = 64;
+
+CB_HOST_DEVICE inline uint64_t varied_index(Dtype dt, uint64_t index, uint32_t generation) {
+  const uint64_t per_line = kVaryLineBytes / element_size(dt);
+  if (generation == 0 || index % per_line != 0) return index;
+  return index ^ (static_cast<uint64_t>(generation) << 40) ^ (uint64_t{1} << 63);
+}
+
 // Rank `rank`'s input at element `index` for a reduction `op` over `nranks` ranks (sum:
 // |v| <= limit / nranks, so any partial sum stays within the limit; prod: +-1 or +-2, with
 // 2 only on the first ranks, so |product| <= 2^max_doublings; max/min: the full range).
-CB_HOST_DEVICE inline double input_value(Dtype dt, Op op, int rank, int nranks, uint64_t index) {
-  const uint32_t h = values::mix(rank, index);
+// `generation`: --vary-data's (varied_index()).
+CB_HOST_DEVICE inline double input_value(Dtype dt, Op op, int rank, int nranks, uint64_t index,
+                                         uint32_t generation = 0) {
+  const uint32_t h = values::mix(rank, varied_index(dt, index, generation));
   switch (op) {
     case Op::Sum: {
       const int divisor = nranks < 1 ? 1 : nranks;
@@ -125,16 +158,18 @@ CB_HOST_DEVICE inline double apply_op(Op op, double a, double b) {
 // ---- What each collective's buffers hold (collective/{allreduce,bcast,alltoall}.cpp). ----
 
 // Allreduce result at element i: rank 0's input combined with every other rank's in order.
-CB_HOST_DEVICE inline double allreduce_expected(Dtype dt, Op op, int nranks, uint64_t i) {
-  double acc = values::input_value(dt, op, 0, nranks, i);
+CB_HOST_DEVICE inline double allreduce_expected(Dtype dt, Op op, int nranks, uint64_t i,
+                                                uint32_t generation = 0) {
+  double acc = values::input_value(dt, op, 0, nranks, i, generation);
   for (int r = 1; r < nranks; ++r)
-    acc = values::apply_op(op, acc, values::input_value(dt, op, r, nranks, i));
+    acc = values::apply_op(op, acc, values::input_value(dt, op, r, nranks, i, generation));
   return acc;
 }
 
 // Bcast data at element i (rank root's, for every rank).
-CB_HOST_DEVICE inline double bcast_value(Dtype dt, int root, int nranks, uint64_t i) {
-  return values::input_value(dt, Op::Max, root, nranks, i);
+CB_HOST_DEVICE inline double bcast_value(Dtype dt, int root, int nranks, uint64_t i,
+                                         uint32_t generation = 0) {
+  return values::input_value(dt, Op::Max, root, nranks, i, generation);
 }
 
 // Element j of the alltoall block that rank `from` sends to rank `to`.
@@ -144,31 +179,14 @@ CB_HOST_DEVICE inline double alltoall_value(Dtype dt, size_t count, int from, in
 }
 
 // Element j of rank `from`'s allgather contribution (block `from` of every result).
-CB_HOST_DEVICE inline double allgather_value(Dtype dt, int from, int nranks, uint64_t j) {
-  return values::input_value(dt, Op::Max, from, nranks, j);
+CB_HOST_DEVICE inline double allgather_value(Dtype dt, int from, int nranks, uint64_t j,
+                                             uint32_t generation = 0) {
+  return values::input_value(dt, Op::Max, from, nranks, j, generation);
 }
 // Reduce_scatter: rank r's input element k is input_value(dt, op, r, nranks, k) for k <
 // count x nranks, and its result element j is allreduce_expected at r x count + j.
 
 // ---- Element encoding: store_element() / load_element() as raw little-endian bits. ----
-
-// dtype_size(), usable on the device.
-CB_HOST_DEVICE inline size_t element_size(Dtype dt) {
-  switch (dt) {
-    case Dtype::Char:
-      return 1;
-    case Dtype::Int32:
-    case Dtype::Float:
-      return 4;
-    case Dtype::Int64:
-    case Dtype::Double:
-      return 8;
-    case Dtype::Half:
-    case Dtype::BFloat16:
-      return 2;
-  }
-  return 1;
-}
 
 // The bits store_element(dt, v) writes, in the low dtype_size(dt) bytes.
 CB_HOST_DEVICE inline uint64_t encode(Dtype dt, double v) {

@@ -14,6 +14,7 @@
 
 #include "backends/make_backend.hpp"
 #include "config.hpp"
+#include "core/errors.hpp"
 #include "core/mpi_check.hpp"
 #include "core/verify.hpp"
 #include "gpu/device.hpp"
@@ -147,7 +148,14 @@ int bench_main(const BenchDesc& desc, int argc, char** argv) {
       });
       run->rc = std::make_unique<RunContext>(RunContext{desc, run->opt, ctl, *run->be});
       run->runner = desc.make_runner(*run->rc);
-      agreed(ctl, [&] { run->runner->prepare(); });
+      agreed(ctl, [&] {
+        if (const std::string given = placement_options_given(run->opt);
+            !given.empty() && !run->runner->places_buffers())
+          throw UsageError(given + ": cb_" + std::string(desc.name) +
+                           " does not take them (the collectives and cb_latency, cb_bw, cb_bibw, "
+                           "cb_mbw_mr and cb_multi_lat do)");
+        run->runner->prepare();
+      });
       runs.push_back(std::move(run));
     }
     const RunContext& rc = *runs.front()->rc;

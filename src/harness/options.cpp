@@ -14,6 +14,7 @@
 #include "core/coll_spec.hpp"
 #include "core/errors.hpp"
 #include "gpu/device.hpp"
+#include "harness/placement.hpp"
 #include "harness/version.hpp"
 
 namespace cb {
@@ -461,7 +462,21 @@ void to_json(nlohmann::json& j, const Options& o) {
        {"parallel", o.parallel},
        {"export_trace", o.export_trace},
        {"steps", o.steps},
-       {"tokens", o.tokens}};
+       {"tokens", o.tokens},
+       {"off_cache", o.off_cache},
+       {"off_cache_bytes", o.off_cache_bytes},
+       {"vary_data", o.vary_data},
+       {"misalign_bytes", o.misalign}};
+}
+
+std::string placement_options_given(const Options& o) {
+  std::vector<std::string> names;
+  if (o.off_cache) names.emplace_back("--off-cache");
+  if (o.vary_data) names.emplace_back("--vary-data");
+  if (o.misalign > 0) names.emplace_back("-u/--misalign");
+  std::string text;
+  for (const std::string& n : names) text += (text.empty() ? "" : ", ") + n;
+  return text;
 }
 
 ParseOutcome parse_options(const BenchDesc& desc, int argc, const char* const* argv) {
@@ -592,6 +607,20 @@ ParseOutcome parse_options(const BenchDesc& desc, int argc, const char* const* a
                  "nccl-tests' buffer registration: 0 none, 1 ncclCommRegister, 2 symmetric "
                  "(ncclCommWindowRegister); --backend nccl -d cuda")
       ->check(zero_to(2));
+  std::string off_cache, misalign;
+  auto* off_cache_opt =
+      app.add_option("--off-cache", off_cache,
+                     "IMB's -off_cache: every iteration uses the next buffer of a ring of BYTES "
+                     "per buffer (default: 2 x the last-level cache from sysfs; device buffers "
+                     "256 MiB), so its data is not cache-warm")
+          ->expected(0, 1);
+  app.add_flag("--vary-data", o.vary_data,
+               "the send data changes every iteration: one element per 64-byte line stored "
+               "before each iteration (collectives: untimed; point to point: inside the timed "
+               "loop)");
+  app.add_option("-u,--misalign", misalign,
+                 "send and receive pointers BYTES (0 to 4095) past the allocation's alignment "
+                 "(page; nccl-tests has no such option)");
   bool quiet = false, progress = false;
   app.add_flag("-q,--quiet", quiet, "no progress line on stderr")
       ->excludes(app.add_flag("--progress", progress,
@@ -726,7 +755,7 @@ ParseOutcome parse_options(const BenchDesc& desc, int argc, const char* const* a
         "nccl-tests' -b (the smallest size) is --minbytes here");
   if (desc.coll && !desc.coll->sized) {  // barrier: no data, so no size, type or place
     for (const char* opt : {"-m", "--minbytes", "--maxbytes", "--stepfactor", "--stepbytes", "-T",
-                            "--op", "-l", "-M"})
+                            "--op", "-l", "-M", "--off-cache", "--vary-data", "-u"})
       if (given(opt))
         throw UsageError(names_of(app, opt) + ": " + std::string(desc.name) +
                          " moves no data, so it has no message size, type, reduction or "
@@ -774,6 +803,25 @@ ParseOutcome parse_options(const BenchDesc& desc, int argc, const char* const* a
                : progress ? ProgressSetting::On
                           : ProgressSetting::Auto;
   o.mem = *parse_mem(accel);
+  if (off_cache_opt->count() > 0) {
+    o.off_cache = true;
+    if (!off_cache.empty()) o.off_cache_bytes = parse_off_cache(off_cache, physical_memory_bytes());
+  }
+  if (given("-u")) o.misalign = parse_misalign(misalign);
+  if ((o.off_cache || o.vary_data) && o.cuda_graph > 0)
+    throw UsageError(
+        "--off-cache and --vary-data change buffers or data between iterations, which "
+        "-G/--cuda-graph/--cudagraph captures once into a graph: leave out one or the other");
+  if (o.vary_data && o.blocking != 3)
+    throw UsageError(
+        "--vary-data stores into the send buffer between iterations, untimed; --blocking " +
+        std::to_string(o.blocking) +
+        " times the loop as a whole, which would time the stores: use --blocking 3, "
+        "the default");
+  if (o.off_cache && desc.persistent)
+    throw UsageError("--off-cache: cb_" + std::string(desc.name) +
+                     " makes its persistent operations once on one pair of buffers; the ring "
+                     "needs a new buffer every iteration (use the blocking benchmark)");
 
   if (pt2pt) {
     if (sides.size() == 1) throw UsageError("buffers: give two letters, one per rank (e.g. H D)");

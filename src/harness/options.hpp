@@ -117,6 +117,15 @@ struct Options {
   double target_ci_pct = 0;
   double target_ci_cap_s = 60;
 
+  // Buffers that do not flatter (harness/placement.hpp; collectives and cb_latency, cb_bw,
+  // cb_bibw, cb_mbw_mr, cb_multi_lat): --off-cache [BYTES] rotates every iteration through a
+  // ring of buffers larger than the last-level cache, --vary-data changes the send data
+  // every iteration, -u/--misalign offsets the send and receive pointers.
+  bool off_cache = false;
+  size_t off_cache_bytes = 0;  // --off-cache BYTES; 0: the default (2 x LLC; device: 256 MiB)
+  bool vary_data = false;
+  size_t misalign = 0;  // -u/--misalign BYTES, 0 to kMaxMisalign
+
   int iterations_for(size_t bytes) const {
     return bytes > large_threshold ? iterations_large : iterations;
   }
@@ -127,6 +136,9 @@ void to_json(nlohmann::json& j, const Options& o);
 BackendConfig backend_config(const Options& o);  // the options that are the backend's
 std::string_view to_string(WaitSetting w);
 std::string_view to_string(ProgressSetting p);
+// The buffer options given (--off-cache, --vary-data, -u/--misalign), as a runner that does
+// not take them names them in its refusal; empty when none is.
+std::string placement_options_given(const Options& o);
 
 struct ParseOutcome {
   Options options;

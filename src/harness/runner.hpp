@@ -77,6 +77,9 @@ class Runner {
   // communication); every rank gets the same document.
   virtual void annotate(nlohmann::json& /*doc*/) {}
   virtual std::vector<std::string> header_lines() const { return {}; }
+  // Whether the runner takes --off-cache, --vary-data and -u/--misalign (harness/placement.hpp);
+  // bench_main() refuses them for the others, before prepare().
+  virtual bool places_buffers() const { return false; }
   // Whether the table has a Size column (not for a collective without data: barrier).
   virtual bool show_size() const { return true; }
   virtual std::vector<Point> points() const = 0;

@@ -9,8 +9,10 @@
 
 #include "core/errors.hpp"
 #include "core/mpi_check.hpp"
+#include "core/verify_values.hpp"
 #include "gpu/memory.hpp"
 #include "harness/fault.hpp"
+#include "harness/placement.hpp"
 #include "harness/rdma.hpp"
 #include "harness/runner.hpp"
 #include "harness/stats.hpp"
@@ -158,8 +160,17 @@ class Pt2ptRunner final : public Runner {
     // receives in flight share one and each can be checked against its sender.
     recv_slots_ =
         spec_.workers == Workers::Threads ? static_cast<size_t>(threads_.threads()) : peers_.size();
-    send_ = rc_.alloc(o.sizes.max, mem);
-    recv_ = rc_.alloc(o.sizes.max * recv_slots_, mem);
+    size_t extent = o.sizes.max;  // each buffer's: the largest message, or its ring
+    if (placed()) {
+      check_placement(exe, mem);
+      extent = 0;
+      for (size_t bytes : size_sweep(o.sizes))
+        extent =
+            std::max(extent, ring_footprint(ring_for(bytes, off_cache_.bytes), bytes, o.misalign));
+    }
+    slot_bytes_ = extent;
+    send_ = rc_.alloc(extent, mem);
+    recv_ = rc_.alloc(extent * recv_slots_, mem);
     ack_ = rc_.alloc(peers_.size(), Mem::Host);
     ctx_.ack = ack_.slice(0, 1);
   }
@@ -167,6 +178,7 @@ class Pt2ptRunner final : public Runner {
   // Bandwidth benchmarks: the line rate (environment.line_rate) and whether the pairs
   // cross nodes decide the % Line column; "line_rate" in the JSON, a header line.
   void annotate(nlohmann::json& doc) override {
+    annotate_placement(doc);
     if (spec_.metric == Pt2ptMetric::Latency) return;
     const nlohmann::json& line = doc["environment"]["line_rate"];
     const double rate = line["rate_gbps"].is_number() ? line["rate_gbps"].get<double>() : 0.0;
@@ -238,7 +250,43 @@ class Pt2ptRunner final : public Runner {
       lines.push_back("# [ partitions: up to " + std::to_string(partitions_) +
                       ", the largest count that divides the size ]");
     if (!header_.empty()) lines.push_back(header_);
+    const Options& o = rc_.opt;
+    if (o.off_cache)
+      lines.push_back(
+          "# Off-cache (--off-cache): each iteration uses the next buffer of a ring of " +
+          format_bytes(off_cache_.bytes) + " per buffer (" + off_cache_.source +
+          "), slots a line more than the message apart, as IMB's -off_cache; the "
+          "window's operations are re-pointed inside the timed loop" +
+          (o.validate ? "; -c checks the last iteration's slot" : ""));
+    if (o.vary_data)
+      lines.push_back(
+          "# Varied data (--vary-data): each iteration stores one byte per 64-byte line of the "
+          "send buffer (bytes / 64 stores), inside the timed loop (OMB's loop has no untimed "
+          "gap between iterations)" +
+          std::string(o.validate ? "; -c checks every byte of the last iteration's data" : ""));
+    if (o.misalign > 0)
+      lines.push_back("# Misaligned (-u " + std::to_string(o.misalign) +
+                      "): send and receive pointers " + std::to_string(o.misalign) +
+                      " B past the allocation's alignment");
     return lines;
+  }
+
+  bool places_buffers() const override { return true; }
+
+  void annotate_placement(nlohmann::json& doc) const {
+    const Options& o = rc_.opt;
+    if (!placed()) return;
+    nlohmann::json& p = doc["buffer_placement"];
+    p["misalign_bytes"] = o.misalign;
+    p["vary_data"] = o.vary_data ? nlohmann::json{{"line_bytes", values::kVaryLineBytes},
+                                                  {"timed", true},
+                                                  {"device_copy", false}}
+                                 : nlohmann::json(nullptr);
+    p["off_cache"] = nullptr;
+    if (o.off_cache)
+      p["off_cache"] = {{"target_bytes", off_cache_.bytes},  {"source", off_cache_.source},
+                        {"llc_bytes", off_cache_.llc.bytes}, {"llc_level", off_cache_.llc.level},
+                        {"send_ring_bytes", send_.bytes},    {"recv_ring_bytes", recv_.bytes}};
   }
 
   std::vector<Point> points() const override {
@@ -262,18 +310,33 @@ class Pt2ptRunner final : public Runner {
     }
     if (active) set_size(bytes);
     const bool validate = o.validate && point.validate;
+    // Placed buffers: every rank runs warmup + 2 x iters iterations (two passes); -c checks
+    // the last one's slot and data.
+    const uint64_t last = static_cast<uint64_t>(warmup) + 2 * static_cast<uint64_t>(iters) - 1;
+    if (active && placed()) {
+      ring_ = ring_for(bytes, off_cache_.bytes);
+      moved_ = 0;
+      move_to(last);  // -c: fill and poison the slot the last iteration uses
+    }
     if (active && validate) {
       fill_pattern(ctx_.send, static_cast<uint32_t>(rc_.ctl.rank()));
       if (receives)
         for (const auto& [buf, from] : inbound_) poison_pattern(buf, static_cast<uint32_t>(from));
     }
+    if (active && placed()) move_to(0);
 
     if (injected_fault() == Fault::Hang && sizes_done_++ == 1 &&
         rc_.ctl.rank() == rc_.ctl.size() - 1)
       hang_forever();
-    Passes passes =
-        threads ? threaded_passes(rc_.ctl, threads_, warmup, iters)
-                : timed_passes(rc_.ctl, active, warmup, iters, [this] { spec_.iteration(ctx_); });
+    Passes passes = threads    ? threaded_passes(rc_.ctl, threads_, warmup, iters)
+                    : placed() ? timed_passes(rc_.ctl, active, warmup, iters,
+                                              [this] {
+                                                before_iteration();
+                                                spec_.iteration(ctx_);
+                                              })
+                               : timed_passes(rc_.ctl, active, warmup, iters,
+                                              [this] { spec_.iteration(ctx_); });
+    if (active && placed()) move_to(last);  // where the last iteration's data lies
     const double total = passes.total;
     std::vector<double>& samples = passes.samples;
     if (receives && injected_fault() == Fault::Corrupt) corrupt_first_byte(inbound_.front().first);
@@ -282,7 +345,11 @@ class Pt2ptRunner final : public Runner {
       const int t = static_cast<int>(i), n = static_cast<int>(inbound_.size());
       if (threads && !thread_received(t, n, long{warmup} + 2L * iters)) continue;
       const auto& [buf, from] = inbound_[i];
-      wrong += static_cast<long long>(count_pattern_errors(buf, static_cast<uint32_t>(from)));
+      if (o.vary_data)  // the sender's last iteration stored generation last + 1
+        wrong += static_cast<long long>(count_varied_errors(
+            read_buffer(buf), static_cast<uint32_t>(from), static_cast<uint32_t>(last + 1)));
+      else
+        wrong += static_cast<long long>(count_pattern_errors(buf, static_cast<uint32_t>(from)));
     }
 
     // The timing ranks' (senders', a fan's parents') total / their number = the mean time;
@@ -293,6 +360,7 @@ class Pt2ptRunner final : public Runner {
     SizeOutcome out;
     out.wrong = rc_.ctl.sum(wrong);
     out.record = {{"bytes", bytes}, {"iterations", iters}, {"warmup", warmup}};
+    if (o.off_cache) out.record["off_cache_slots"] = {{"send", ring_.slots}, {"recv", ring_.slots}};
     // Also the --repeat figure: the one-way latency, or the time of one iteration (a
     // window) that the bandwidth divides.
     fill_figures(bytes, iters, mean_total, slowest, out);
@@ -300,10 +368,64 @@ class Pt2ptRunner final : public Runner {
   }
 
  private:
+  bool placed() const {
+    const Options& o = rc_.opt;
+    return o.off_cache || o.vary_data || o.misalign > 0;
+  }
+
+  // What the buffer options need of this benchmark; the ring's target (prepare()).
+  void check_placement(const std::string& exe, Mem mem) {
+    const Options& o = rc_.opt;
+    const std::string given = placement_options_given(o);
+    if (spec_.fan != Fan::None || spec_.workers != Workers::None || spec_.persistent ||
+        spec_.partitioned)
+      throw UsageError(given + ": " + exe +
+                       " does not take them (its operations are made once per size, or run in "
+                       "threads, processes or fans); cb_latency, cb_bw, cb_bibw, cb_mbw_mr and "
+                       "cb_multi_lat do");
+    if (o.vary_data && mem == Mem::Cuda)
+      throw UsageError("--vary-data: " + exe +
+                       " would store into device buffers inside the timed loop (a copy per "
+                       "iteration); point to point takes it with host buffers only");
+    if (!o.off_cache) return;
+    off_cache_ = off_cache_target(o.off_cache_bytes, mem == Mem::Cuda, last_level_cache());
+    const size_t physical = physical_memory_bytes();
+    const size_t need =
+        ring_footprint(ring_for(o.sizes.max, off_cache_.bytes), o.sizes.max, o.misalign);
+    if (physical > 0 && 2 * need > physical / 2)
+      throw UsageError("--off-cache: rings of " + format_bytes(need) + " per buffer (" +
+                       off_cache_.source + ") cannot fit this machine's memory (" +
+                       format_bytes(physical) + "; at most half of it for both)");
+  }
+
+  // Points this size's operations at iteration k's ring slot (misaligned by -u).
+  void move_to(uint64_t k) {
+    const size_t at = ring_offset(ring_, k, rc_.opt.misalign);
+    const size_t bytes = ctx_.send.bytes;
+    const Buf s = send_.slice(at, bytes), r = recv_.slice(at, bytes);
+    ctx_.send = s;
+    ctx_.recv = r;
+    for (P2POp& op : ctx_.sends) op.buf = s;
+    for (P2POp& op : ctx_.recvs) op.buf = r;
+    for (P2POp& op : ctx_.exchange) op.buf = op.kind == P2POp::Kind::Send ? s : r;
+    if (!inbound_.empty()) inbound_.front().first = r;
+  }
+
+  // Inside the timed loop (OMB's loop has no gap): the next slot, and the next generation's
+  // bytes, one per line.
+  void before_iteration() {
+    const uint64_t k = moved_++;
+    if (rc_.opt.off_cache) move_to(k);
+    if (rc_.opt.vary_data)
+      stamp_pattern(static_cast<std::byte*>(ctx_.send.ptr), ctx_.send.bytes,
+                    static_cast<uint32_t>(rc_.ctl.rank()), static_cast<uint32_t>(k + 1));
+  }
+
   void set_size(size_t bytes) {
-    ctx_.send = send_.slice(0, bytes);
-    ctx_.recv = recv_.slice(0, bytes);
-    const size_t max = rc_.opt.sizes.max;
+    const size_t at = placed() ? rc_.opt.misalign : 0;
+    ctx_.send = send_.slice(at, bytes);
+    ctx_.recv = recv_.slice(at, bytes);
+    const size_t max = slot_bytes_;
     inbound_.clear();
     threads_.recv.clear();
     for (size_t i = 0; i < recv_slots_; ++i) {
@@ -334,7 +456,7 @@ class Pt2ptRunner final : public Runner {
     for (size_t i = 0; i < peers_.size(); ++i) {
       const int peer = peers_[i];
       inbound_[i].second = peer;
-      const Buf in = recv_.slice(i * rc_.opt.sizes.max, bytes);
+      const Buf in = recv_.slice(i * slot_bytes_, bytes);
       for (int w = 0; w < window_; ++w) {
         ctx_.sends.push_back({P2POp::Kind::Send, ctx_.send, peer, kDataTag});
         ctx_.recvs.push_back({P2POp::Kind::Recv, in, peer, kDataTag});
@@ -445,9 +567,13 @@ class Pt2ptRunner final : public Runner {
   ThreadedPingPong threads_;                  // latency_mt
   std::string thread_note_;                   // latency_mt: why its threads yield
   std::unique_ptr<ForkedChildren> children_;  // latency_mp: this rank's
-  LineRateBound bound_;  // annotate(): the % Line column's bound, 0 when not shown
-  std::string note_;     // annotate(): what the header line says after the rate
-  std::string header_;   // "# Line rate: ..." (bandwidth benchmarks)
+  OffCacheTarget off_cache_;                  // --off-cache: what each ring covers and why
+  Ring ring_;                                 // this size's ring (one slot without --off-cache)
+  uint64_t moved_ = 0;                        // placed buffers: iterations begun at this size
+  size_t slot_bytes_ = 0;  // each buffer's extent (a receive slot per thread or peer)
+  LineRateBound bound_;    // annotate(): the % Line column's bound, 0 when not shown
+  std::string note_;       // annotate(): what the header line says after the rate
+  std::string header_;     // "# Line rate: ..." (bandwidth benchmarks)
 };
 
 }  // namespace

@@ -352,6 +352,10 @@ def schemas_every_output(env):
     d.bench(2, "allreduce", [*QUICK, "-c", "-a", "0", "-S", "1", "--memory", "1", "-I", "1",
                              "-K", "1", "--agg_iters", "2"], name="allreduce.nccl_tests")
     d.bench(2, "bcast", [*QUICK, "-a", "3", "--blocking", "1"], name="bcast.blocking")
+    # Buffers that flatter (--off-cache, --vary-data, -u): buffer_placement, off_cache_slots.
+    for bench in ("allreduce", "iallreduce", "latency"):
+        d.bench(2, bench, [*QUICK, "-c", "--off-cache", "64K", "--vary-data", "-u", "3"],
+                name=f"{bench}.placement")
     d.bench(2, "ibcast", [*QUICK, "--memory", "1"], name="ibcast.memory")
     # OMB's other collectives: one of each shape (rooted blocks, v forms, persistent).
     for bench in ("gatherv", "iscatter", "allgatherv", "reduce_scatterv", "alltoallw",
