@@ -300,17 +300,13 @@ void CollectiveRunnerBase::annotate(nlohmann::json& doc) {
   if (!memory_.is_null()) doc["memory"] = memory_;
   const Options& o = rc_.opt;
   if (!o.off_cache && !o.vary_data && o.misalign == 0) return;
-  nlohmann::json& p = doc["buffer_placement"];
-  p["misalign_bytes"] = o.misalign;
-  p["vary_data"] = o.vary_data ? nlohmann::json{{"line_bytes", values::kVaryLineBytes},
-                                                {"timed", false},
-                                                {"device_copy", o.mem == Mem::Cuda}}
-                               : nlohmann::json(nullptr);
-  p["off_cache"] = nullptr;
-  if (o.off_cache)
-    p["off_cache"] = {{"target_bytes", off_cache_.bytes},  {"source", off_cache_.source},
-                      {"llc_bytes", off_cache_.llc.bytes}, {"llc_level", off_cache_.llc.level},
-                      {"send_ring_bytes", send_.bytes},    {"recv_ring_bytes", recv_.bytes}};
+  doc["buffer_placement"] = placement_json({.misalign = o.misalign,
+                                            .vary_data = o.vary_data,
+                                            .vary_timed = false,
+                                            .vary_device_copy = o.mem == Mem::Cuda,
+                                            .off_cache = o.off_cache ? &off_cache_ : nullptr,
+                                            .send_ring_bytes = send_.bytes,
+                                            .recv_ring_bytes = recv_.bytes});
 }
 
 void CollectiveRunnerBase::place(CollArgs& a, uint64_t iteration) const {

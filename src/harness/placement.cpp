@@ -9,6 +9,8 @@
 #include <fstream>
 #include <limits>
 
+#include <nlohmann/json.hpp>
+
 #include "core/errors.hpp"
 #include "core/verify_values.hpp"
 #include "gpu/memory.hpp"
@@ -149,6 +151,24 @@ size_t count_varied_errors(const std::vector<std::byte>& data, uint32_t seed, ui
   for (size_t i = 0; i < data.size(); ++i)
     wrong += static_cast<uint8_t>(data[i]) != varied_pattern_byte(seed, i, generation);
   return wrong;
+}
+
+nlohmann::json placement_json(const PlacementRecord& r) {
+  nlohmann::json p;
+  p["misalign_bytes"] = r.misalign;
+  p["vary_data"] = r.vary_data ? nlohmann::json{{"line_bytes", values::kVaryLineBytes},
+                                                {"timed", r.vary_timed},
+                                                {"device_copy", r.vary_device_copy}}
+                               : nlohmann::json(nullptr);
+  p["off_cache"] = nullptr;
+  if (const OffCacheTarget* t = r.off_cache)
+    p["off_cache"] = {{"target_bytes", t->bytes},
+                      {"source", t->source},
+                      {"llc_bytes", t->llc.bytes},
+                      {"llc_level", t->llc.level},
+                      {"send_ring_bytes", r.send_ring_bytes},
+                      {"recv_ring_bytes", r.recv_ring_bytes}};
+  return p;
 }
 
 }  // namespace cb

@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 namespace cb {
 
 inline constexpr size_t kMaxMisalign = 4095;  // -u: below a page, the largest alignment asked of
@@ -74,6 +76,17 @@ size_t parse_off_cache(const std::string& text, size_t physical);
 
 // The machine's memory (sysconf), bytes; 0 when unknown.
 size_t physical_memory_bytes();
+
+// The document's `buffer_placement` object (schemas/collbench.result-1.schema.json), shared by
+// the collective and point-to-point runners: -u's bytes, --vary-data's stores (`timed`: inside
+// the timed loop; `device_copy`: written through a host image) and --off-cache's rings.
+struct PlacementRecord {
+  size_t misalign = 0;
+  bool vary_data = false, vary_timed = false, vary_device_copy = false;
+  const OffCacheTarget* off_cache = nullptr;  // nullptr: --off-cache off
+  size_t send_ring_bytes = 0, recv_ring_bytes = 0;
+};
+nlohmann::json placement_json(const PlacementRecord& r);
 
 // --vary-data in point to point (byte data, gpu/memory.hpp's pattern): byte `index` of
 // sender `seed`'s data in generation `generation` (0: the plain pattern_byte; else the

@@ -276,17 +276,13 @@ class Pt2ptRunner final : public Runner {
   void annotate_placement(nlohmann::json& doc) const {
     const Options& o = rc_.opt;
     if (!placed()) return;
-    nlohmann::json& p = doc["buffer_placement"];
-    p["misalign_bytes"] = o.misalign;
-    p["vary_data"] = o.vary_data ? nlohmann::json{{"line_bytes", values::kVaryLineBytes},
-                                                  {"timed", true},
-                                                  {"device_copy", false}}
-                                 : nlohmann::json(nullptr);
-    p["off_cache"] = nullptr;
-    if (o.off_cache)
-      p["off_cache"] = {{"target_bytes", off_cache_.bytes},  {"source", off_cache_.source},
-                        {"llc_bytes", off_cache_.llc.bytes}, {"llc_level", off_cache_.llc.level},
-                        {"send_ring_bytes", send_.bytes},    {"recv_ring_bytes", recv_.bytes}};
+    doc["buffer_placement"] = placement_json({.misalign = o.misalign,
+                                              .vary_data = o.vary_data,
+                                              .vary_timed = true,
+                                              .vary_device_copy = false,
+                                              .off_cache = o.off_cache ? &off_cache_ : nullptr,
+                                              .send_ring_bytes = send_.bytes,
+                                              .recv_ring_bytes = recv_.bytes});
   }
 
   std::vector<Point> points() const override {
