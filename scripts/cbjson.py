@@ -288,6 +288,14 @@ def setup_key(doc):
             opt.get("dtype", ""), opt.get("op", ""), opt.get("counts", "uniform"))
 
 
+def size_text(b):
+    """1024 -> '1 KiB', 3 -> '3 B' (the tables' notation; format_size is the -m option's)."""
+    for unit, div in (("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if b >= div and b % div == 0:
+            return f"{b // div} {unit}"
+    return f"{b} B"
+
+
 def format_size(n):
     """1024 -> '1K', 3 -> '3', 1536 -> '1536' (the -m option's notation)."""
     n = int(n)

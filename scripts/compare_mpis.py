@@ -33,6 +33,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import cbjson  # noqa: E402
 import cbstats  # noqa: E402
 
 NAME = re.compile(r"^(?P<coll>[a-z_]+)\.(?P<series>[a-z0-9-]+)\.(?P<pass>\d+)(\.c\d+)?\.json$")
@@ -80,11 +81,7 @@ def load(out, run=None):
     return data, libs
 
 
-def fmt_size(b):
-    for unit, div in (("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if b >= div and b % div == 0:
-            return f"{b // div} {unit}"
-    return f"{b} B"
+fmt_size = cbjson.size_text
 
 
 def interval_json(m):

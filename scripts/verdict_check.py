@@ -42,11 +42,7 @@ class Unusable(Exception):
     pass
 
 
-def fmt_size(b):
-    for unit, div in (("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if b >= div and b % div == 0:
-            return f"{b // div} {unit}"
-    return f"{b} B"
+fmt_size = cbjson.size_text
 
 
 def base_name(series):
