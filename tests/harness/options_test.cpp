@@ -7,39 +7,25 @@
 #include "gpu/device.hpp"
 #include "harness/options.hpp"
 #include "harness/sizes.hpp"
+#include "parse_helpers.hpp"
 
 namespace cb {
 namespace {
+
+using test::error_of;
+using test::parse;
+constexpr const BenchDesc& kColl = test::kAllreduceDesc;
 
 constexpr BenchDesc kPt2pt{.name = "bw",
                            .title = "Bandwidth Test",
                            .family = Family::Pt2pt,
                            .default_sizes = {1, 4 << 20},
                            .defaults = {100, 10, 20, 2}};
-constexpr BenchDesc kColl{.name = "allreduce",
-                          .title = "Allreduce Latency Test",
-                          .family = Family::Collective,
-                          .default_sizes = {4, 64 << 20},
-                          .defaults = {1000, 100, 100, 10}};
 constexpr BenchDesc kNbc{.name = "iallreduce",
                          .title = "Non-blocking Allreduce Latency Test",
                          .family = Family::NonblockingCollective,
                          .default_sizes = {4, 1 << 20},
                          .defaults = {1000, 100, 100, 10}};
-
-Options parse(const BenchDesc& d, std::vector<const char*> args) {
-  args.insert(args.begin(), "cb_test");
-  return parse_options(d, static_cast<int>(args.size()), args.data()).options;
-}
-
-std::string error_of(const BenchDesc& d, std::vector<const char*> args) {
-  try {
-    parse(d, std::move(args));
-  } catch (const UsageError& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
 
 TEST(Options, OmbDefaultsAndLargeMessageIterations) {
   const Options o = parse(kPt2pt, {});

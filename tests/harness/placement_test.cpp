@@ -15,34 +15,20 @@
 #include "core/verify_values.hpp"
 #include "gpu/memory.hpp"
 #include "harness/options.hpp"
+#include "parse_helpers.hpp"
 
 namespace cb {
 namespace {
 
-constexpr BenchDesc kColl{.name = "allreduce",
-                          .title = "Allreduce Latency Test",
-                          .family = Family::Collective,
-                          .default_sizes = {4, 64 << 20},
-                          .defaults = {1000, 100, 100, 10}};
+using test::error_of;
+using test::parse;
+constexpr const BenchDesc& kColl = test::kAllreduceDesc;
+
 constexpr BenchDesc kPt2pt{.name = "latency",
                            .title = "Latency Test",
                            .family = Family::Pt2pt,
                            .default_sizes = {0, 4 << 20},
                            .defaults = {100, 10, 20, 2}};
-
-Options parse(const BenchDesc& d, std::vector<const char*> args) {
-  args.insert(args.begin(), "cb_test");
-  return parse_options(d, static_cast<int>(args.size()), args.data()).options;
-}
-
-std::string error_of(const BenchDesc& d, std::vector<const char*> args) {
-  try {
-    parse(d, std::move(args));
-  } catch (const UsageError& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
 
 TEST(Placement, OptionsOffByDefaultAndInTheJson) {
   const Options o = parse(kColl, {});
