@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
-"""Writes README.md of this folder from allreduce_target_ci5.json (generated; do not edit)."""
+"""Writes README.md of this folder from allreduce_target_ci5.json (generated; do not edit).
+make_table.py [OUT]: writes OUT instead (scripts/readme_results.py --check compares)."""
 import json
 import os
+import sys
 
 here = os.path.dirname(os.path.abspath(__file__))
 doc = json.load(open(os.path.join(here, "allreduce_target_ci5.json")))
@@ -33,4 +35,4 @@ for r in doc["results"]:
     if t["stopped_by"] != "target":
         capped.append(f"{r['bytes']} B ({ach} %)")
 lines += ["", "Sizes where the target was not reached: " + (", ".join(capped) if capped else "none") + "."]
-open(os.path.join(here, "README.md"), "w").write("\n".join(lines) + "\n")
+open(sys.argv[1] if len(sys.argv) > 1 else os.path.join(here, "README.md"), "w").write("\n".join(lines) + "\n")

@@ -1,0 +1,368 @@
+#!/usr/bin/env python3
+"""The generated tables of the READMEs under results/: every number of a run's README comes
+from the run's JSON through a block here, never from a hand-typed figure (issue 36).
+
+A README marks each table with
+
+  <!-- BEGIN generated: NAME (scripts/results_blocks.py; do not edit) -->
+  ...
+  <!-- END generated -->
+
+and BLOCKS below says, per README (relative to results/) and NAME, which kind of table it is
+and from which files. scripts/readme_results.py --write/--check rewrites or checks every
+block, with README.md's own section. Paths are relative to the README's folder.
+
+Kinds (each reads only the documents it names):
+- ratios: rows of (label, numerator glob, denominator glob); each glob matches one file per
+  round (sorted names pair round k with round k); per size, numerator time / denominator
+  time, the median over rounds, and "~" where the two sides' --repeat pass ranges overlap
+  (the difference is within the run's own spread). Columns: given sizes, or size bands
+  (then the cell is the range over the band's sizes).
+- compare: a scripts/compare_mpis.sh folder, through compare_mpis.py's own analysis: per
+  collective and series, the median per-pass ratio to the fastest library per size band,
+  the verdicts, and the sizes where the ratio is above 1.
+- replay: step times (ms) of replay documents, numerator and denominator, and their ratio.
+- latency: one size's time (us), a matrix of rows and columns naming the files of each
+  cell, the median over them.
+A time is the record's --repeat median pass (`repeat.median_us`) where it has one, else its
+average (`latency_us.avg`; a replay's `step_us.avg`)."""
+import glob
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import cbjson  # noqa: E402
+import cbstats  # noqa: E402
+
+RESULTS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "results")
+BEGIN = "<!-- BEGIN generated: "
+BEGIN_TAIL = " (scripts/results_blocks.py; do not edit) -->"
+END = "<!-- END generated -->"
+
+KiB, MiB = 1 << 10, 1 << 20
+fmt_size = cbjson.size_text
+
+
+class BlockError(Exception):
+    """A block whose files are missing or unreadable: str(e) names the README and block."""
+
+
+def _load(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def _files(folder, pattern):
+    paths = sorted(glob.glob(os.path.join(folder, pattern)))
+    if not paths:
+        raise BlockError(f"no file matches {pattern!r} in {os.path.relpath(folder, RESULTS)}")
+    return paths
+
+
+def _time(rec):
+    """(time us, pass low, pass high) of one record."""
+    rep = rec.get("repeat")
+    if rep and rep.get("median_us") is not None:
+        return rep["median_us"], rep.get("min_us", rep["median_us"]), rep.get("max_us",
+                                                                             rep["median_us"])
+    lat = rec.get("step_us") or rec.get("latency_us")
+    return lat["avg"], lat["avg"], lat["avg"]
+
+
+def _times(path):
+    """{bytes: (time, low, high)} of a document's records (the first of each size)."""
+    out = {}
+    for r in _load(path).get("results", []):
+        if r.get("bytes") is not None and r["bytes"] not in out:
+            out[r["bytes"]] = _time(r)
+    return out
+
+
+def _revisions(paths):
+    revs = set()
+    for p in paths:
+        rev = _load(p).get("environment", {}).get("collbench", {}).get("git_revision")
+        if rev:
+            revs.add(rev)
+    return revs
+
+
+def _ratio_cells(folder, num, den):
+    """{bytes: (median ratio over rounds, ranges overlap in every round)}."""
+    nums, dens = _files(folder, num), _files(folder, den)
+    if len(nums) != len(dens):
+        raise BlockError(f"{num!r} matches {len(nums)} files, {den!r} {len(dens)}: rounds "
+                         "cannot be paired")
+    per_size = {}
+    for n_path, d_path in zip(nums, dens):
+        n, d = _times(n_path), _times(d_path)
+        for b in sorted(set(n) & set(d)):
+            (tn, ln, hn), (td, ld, hd) = n[b], d[b]
+            per_size.setdefault(b, []).append((tn / td, ln <= hd and ld <= hn))
+    return {b: (cbstats.median([r for r, _ in v]), all(o for _, o in v))
+            for b, v in per_size.items()}, nums + dens
+
+
+def _cell(ratio, overlap):
+    return f"{ratio:.2f}" + ("~" if overlap else "")
+
+
+def _band_label(lo, hi, sizes):
+    inside = [b for b in sizes if lo <= b <= hi]
+    if not inside:
+        return None
+    a, z = fmt_size(inside[0]), fmt_size(inside[-1])
+    return a if a == z else f"{a}-{z}"
+
+
+def ratios(folder, rows, sizes=None, bands=None, corner=""):
+    cells, paths = {}, []
+    for label, num, den in rows:
+        cells[label], used = _ratio_cells(folder, num, den)
+        paths += used
+    all_sizes = sorted({b for c in cells.values() for b in c})
+    if bands:
+        cols = [(lo, hi, _band_label(lo, hi, all_sizes)) for lo, hi in bands]
+        cols = [c for c in cols if c[2]]
+    else:
+        cols = [(b, b, fmt_size(b)) for b in sizes]
+    lines = [f"| {corner} | " + " | ".join(c[2] for c in cols) + " |",
+             "|---|" + "---:|" * len(cols)]
+    for label, _, _ in rows:
+        row = []
+        for lo, hi, _ in cols:
+            got = [cells[label][b] for b in sorted(cells[label]) if lo <= b <= hi]
+            if not got:
+                row.append("")
+            elif len(got) == 1:
+                row.append(_cell(*got[0]))
+            else:
+                rs = [r for r, _ in got]
+                row.append(f"{min(rs):.2f}-{max(rs):.2f}")
+        lines.append(f"| {label} | " + " | ".join(row) + " |")
+    return lines, paths
+
+
+def latency(folder, rows, cols, pattern, size):
+    """A matrix of one size's time (us): pattern.format(row=, col=) names the files of a
+    cell, the median over them (rounds or passes)."""
+    lines = [f"| {fmt_size(size)}, us | " + " | ".join(cols) + " |",
+             "|---|" + "---:|" * len(cols)]
+    paths = []
+    for row in rows:
+        cells = []
+        for col in cols:
+            files = _files(folder, pattern.format(row=row, col=col))
+            ts = [t[size][0] for t in map(_times, files) if size in t]
+            paths += files
+            cells.append(f"{cbstats.median(ts):.2f}" if ts else "")
+        lines.append(f"| {row} | " + " | ".join(cells) + " |")
+    return lines, paths
+
+
+def replay(folder, rows):
+    lines = ["| input | compute | engine (ms) | mpi (ms) | engine / mpi |",
+             "|---|---|---:|---:|---:|"]
+    paths = []
+    for label, compute, num, den in rows:
+        n, d = _files(folder, num), _files(folder, den)
+        paths += n + d
+        tn = cbstats.median([_time(_load(p)["results"][0])[0] for p in n]) / 1000
+        td = cbstats.median([_time(_load(p)["results"][0])[0] for p in d]) / 1000
+        lines.append(f"| {label} | {compute} | {tn:.0f} | {td:.0f} | {tn / td:.2f} |")
+    return lines, paths
+
+
+def compare(folder, series, colls=None):
+    import compare_mpis  # scripts/: the comparison's own analysis, not a second copy
+    run = compare_mpis.load_run(folder)
+    data, _ = compare_mpis.load(folder, run)
+    if not data:
+        raise BlockError(f"no compare_mpis.sh output in {os.path.relpath(folder, RESULTS)}")
+    bands = compare_mpis.BANDS
+    lines = []
+    behind = []
+    for coll in colls or sorted(data):
+        result = compare_mpis.analyse(data[coll])
+        sizes = [e["bytes"] for e in result["sizes"]]
+        cols = [(lo, hi, compare_mpis.band_name(lo, hi, sizes)) for lo, hi in bands]
+        cols = [c for c in cols if c[2]]
+        if not lines:
+            lines = ["| collective, series | " + " | ".join(c[2] for c in cols) + " |",
+                     "|---|" + "---|" * len(cols)]
+        for s in series:
+            if s not in result["series"]:
+                continue
+            vs = {e["bytes"]: e["series"][s]["versus"] for e in result["sizes"]
+                  if "versus" in e["series"].get(s, {}) and
+                  e["series"][s]["versus"]["ratio"] is not None}
+            row = []
+            for lo, hi, _ in cols:
+                r = [v["ratio"] for b, v in vs.items() if lo <= b <= hi]
+                row.append(f"{min(r):.2f}-{max(r):.2f}" if r else "")
+            lines.append(f"| {coll}, {s} | " + " | ".join(row) + " |")
+            verdicts = {}
+            for v in vs.values():
+                verdicts[v["verdict"]] = verdicts.get(v["verdict"], 0) + 1
+            above = [f"{fmt_size(b)} ({v['ratio']:.2f})" for b, v in sorted(vs.items())
+                     if v["ratio"] > 1]
+            behind.append(f"- {coll}, `{s}`: verdicts "
+                          + ", ".join(f"{k} {n}" for k, n in sorted(verdicts.items()))
+                          + "; median ratio above 1 at "
+                          + (", ".join(above) if above else "no size"))
+    paths = sorted(glob.glob(os.path.join(folder, "*.json")))
+    return lines + ["", *behind], [p for p in paths if compare_mpis.NAME.match(
+        os.path.basename(p))]
+
+
+KINDS = {"ratios": ratios, "latency": latency, "replay": replay, "compare": compare}
+
+# Size bands of the summaries.
+BANDS_SMALL_LARGE = [(0, KiB), (KiB + 1, 16 * KiB), (16 * KiB + 1, 256 * KiB),
+                     (256 * KiB + 1, 4 * MiB), (4 * MiB + 1, 1 << 62)]
+BANDS_ROOTED = [(0, KiB), (4 * KiB, 4 * KiB), (16 * KiB, MiB), (4 * MiB, 4 * MiB),
+                (16 * MiB, 16 * MiB)]
+LARGE = [MiB << k for k in range(7)]
+
+
+def _engine_vs_mpi(benches, tag, suffix="host"):
+    return [(f"{b}, {t or 'engine'}", f"{b}.{t or 'engine'}.{suffix}.json",
+             f"{b}.mpi.{suffix}.json") for b in benches for t in tag]
+
+
+# README (relative to results/) -> block name -> (kind, {arguments}).
+BLOCKS = {
+    "vm-20261123/README.md": {
+        "large": ("ratios", {"rows": _engine_vs_mpi(
+            ["allgather", "reduce_scatter", "reduce", "alltoallv"], ["", "engine-plain"]),
+            "sizes": LARGE, "corner": "engine / MPICH"}),
+        "replay": ("replay", {"rows": [
+            (f"{name}", compute, f"replay-{stem}-{c}.engine.host.json",
+             f"replay-{stem}-{c}.mpi.host.json")
+            for name, stem in [("GPT-2, FSDP", "gpt2-fsdp"), ("GPT-2, ZeRO-2", "gpt2-zero2"),
+                               ("Mixtral MoE, uniform router", "mixtral-uniform"),
+                               ("Mixtral MoE, Zipf 1.2 router", "mixtral-zipf")]
+            for c, compute in [("none", "none"), ("trace", "trace")]]}),
+    },
+    "vm-20261125/README.md": {
+        "large": ("ratios", {"rows": _engine_vs_mpi(["allreduce", "bcast", "reduce"],
+                                                    ["", "engine-plain"]),
+                             "sizes": [MiB, 16 * MiB, 64 * MiB], "corner": "engine / MPICH"}),
+        "replay": ("replay", {"rows": [
+            (name, "none", f"replay-{stem}-none.engine.host.json",
+             f"replay-{stem}-none.mpi.host.json")
+            for name, stem in [("GPT-2, DDP", "gpt2-ddp"), ("GPT-2, FSDP", "gpt2-fsdp"),
+                               ("GPT-2, ZeRO-2", "gpt2-zero2"),
+                               ("Mixtral MoE, uniform", "mixtral-uniform"),
+                               ("Mixtral MoE, Zipf", "mixtral-zipf"),
+                               ("ResNet-50, DDP", "resnet50-ddp")]]}),
+    },
+    "vm-20261125/issue28/README.md": {
+        "bands": ("ratios", {"rows": [(c, f"{c}.engine.r2.json", f"{c}.mpi.r2.json") for c in
+                                      ["gather", "scatter", "gatherv", "scatterv", "allgatherv"]],
+                             "bands": BANDS_ROOTED, "corner": "engine / MPICH, round 2"}),
+        "bands-r1": ("ratios", {"rows": [(c, f"{c}.engine.r1.json", f"{c}.mpi.r1.json") for c in
+                                         ["gather", "scatter", "gatherv", "scatterv",
+                                          "allgatherv"]],
+                                "bands": BANDS_ROOTED, "corner": "engine / MPICH, round 1"}),
+    },
+    "vm-20261125/preload/README.md": {
+        "bands": ("ratios", {"rows": [(c, f"{c}.preload.[0-9].json", f"{c}.mpi.[0-9].json")
+                                      for c in ["allreduce", "bcast", "alltoall"]],
+                             "bands": [(1, 64 * KiB), (MiB, 64 * MiB)],
+                             "corner": "preload / MPICH"}),
+        "bands-mpibarrier": ("ratios", {
+            "rows": [(c, f"{c}.preload-mpibarrier.[0-9].json", f"{c}.mpi.[0-9].json")
+                     for c in ["allreduce", "bcast", "alltoall"]],
+            "bands": [(1, 64 * KiB)], "corner": "preload / MPICH, MPICH's barrier"}),
+    },
+    "vm-20261126/README.md": {
+        "mpis": ("compare", {"folder": "mpis", "series": ["engine-mpich4"]}),
+        "mpis-alltoall": ("compare", {"folder": "mpis-alltoall", "series": ["engine-mpich4"]}),
+        "mpis-s3": ("compare", {"folder": "mpis-s3",
+                                "series": ["engine-mpich4", "engine-plain-mpich4",
+                                           "preload-mpich4", "preload-mpich5",
+                                           "preload-openmpi5"]}),
+        "latency-8": ("latency", {
+            "folder": "mpis-s3", "size": 8, "pattern": "{row}.{col}.[0-9]*.json",
+            "rows": ["allreduce", "bcast", "alltoall", "allgather", "reduce_scatter"],
+            "cols": ["mpi-mpich4", "mpi-mpich5", "mpi-openmpi5", "engine-mpich4",
+                     "preload-mpich4", "preload-mpich5", "preload-openmpi5"]}),
+        "neighbor": ("ratios", {"folder": "neighbor", "rows": [
+            (f"{c}, round {r}", f"{c}.engine.r{r}.json", f"{c}.mpi.r{r}.json")
+            for c in ["neighbor_alltoall", "neighbor_allgather"] for r in (1, 2)],
+            "bands": [(1, 4 * KiB), (16 * KiB, 4 * MiB), (16 * MiB, 16 * MiB)],
+            "corner": "engine / MPICH"}),
+    },
+}
+
+
+# READMEs generated whole by a script of their own: (README relative to results/, the
+# command that writes it to the file named OUT).
+WHOLE = [
+    ("h100-20261126/run1/README.md",
+     ["scripts/gpu_report.py", "results/h100-20261126/run1", "-o", "OUT"]),
+    ("h100-20261126/run2/README.md",
+     ["scripts/gpu_report.py", "results/h100-20261126/run2", "-o", "OUT"]),
+    ("vm-20261126/target-ci/README.md", ["results/vm-20261126/target-ci/make_table.py", "OUT"]),
+]
+
+
+def regenerate_whole(rel, command):
+    """The text command writes for results/rel (run from the repository's root)."""
+    import subprocess
+    import tempfile
+    repo = os.path.dirname(RESULTS)
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "README.md")
+        p = subprocess.run([sys.executable] + [out if a == "OUT" else a for a in command],
+                           cwd=repo, capture_output=True, text=True, timeout=120)
+        if p.returncode != 0:
+            raise BlockError(f"results/{rel}: {' '.join(command)} failed: {p.stderr.strip()}")
+        with open(out) as f:
+            return f.read()
+
+
+def render(readme, name):
+    """The lines of one block, with a provenance line naming the revisions measured."""
+    kind, args = BLOCKS[readme][name]
+    args = dict(args)
+    folder = os.path.join(RESULTS, os.path.dirname(readme), args.pop("folder", ""))
+    try:
+        lines, paths = KINDS[kind](folder, **args)
+    except (OSError, KeyError, ValueError, BlockError) as e:
+        raise BlockError(f"results/{readme}, block {name!r}: {e}") from None
+    revs = sorted(_revisions(sorted(set(paths))))
+    head = ("Measured at " + ", ".join(f"`{r}`" for r in revs) if revs else
+            "Revision measured: not recorded") + f"; {len(set(paths))} documents."
+    return [head, "", *lines]
+
+
+def refresh(text, readme):
+    """text with every block of BLOCKS[readme] regenerated; raises BlockError for a block
+    named in the text but not in BLOCKS, or one of BLOCKS missing from the text."""
+    out, pos, seen = [], 0, set()
+    while True:
+        i = text.find(BEGIN, pos)
+        if i < 0:
+            break
+        j = text.find(BEGIN_TAIL, i)
+        k = text.find(END, i)
+        if j < 0 or k < 0 or k < j:
+            raise BlockError(f"results/{readme}: a block's markers are malformed near "
+                             f"offset {i}")
+        name = text[i + len(BEGIN):j]
+        if name not in BLOCKS.get(readme, {}):
+            raise BlockError(f"results/{readme}: block {name!r} is not in "
+                             "scripts/results_blocks.py's BLOCKS")
+        seen.add(name)
+        out += [text[pos:i], text[i:j + len(BEGIN_TAIL)], "\n",
+                "\n".join(render(readme, name)), "\n"]
+        pos = k
+    out.append(text[pos:])
+    missing = set(BLOCKS.get(readme, {})) - seen
+    if missing:
+        raise BlockError(f"results/{readme}: no markers for block(s) "
+                         + ", ".join(sorted(missing)))
+    return "".join(out)
