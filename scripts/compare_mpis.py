@@ -53,10 +53,21 @@ def load_run(out):
         return None
 
 
-def load(out, run=None):
+def binding_text(binding):
+    """'rank 0 on CPU 0, rank 1 on CPU 1 (bound)' from a document's environment.binding (the
+    CPUs each rank may run on, read back with sched_getaffinity), '?' where not recorded."""
+    if not isinstance(binding, dict) or not binding.get("cpus_per_rank"):
+        return "?"
+    cpus = ", ".join(f"rank {r} on CPU {c}" if c.isdigit() else f"rank {r} on CPUs {c}"
+                     for r, c in enumerate(binding["cpus_per_rank"]))
+    return cpus + (" (bound)" if binding.get("bound") else " (not bound)")
+
+
+def load(out, run=None, bindings=None):
     """coll -> series -> bytes -> pass -> (latency us, busbw GB/s or None); series -> library
     string. With run.json, only the files of its runs that succeeded (a file left from an
-    earlier run in the same folder is not mixed in)."""
+    earlier run in the same folder is not mixed in). bindings, a dict, gets series -> the
+    set of binding_text() its runs had."""
     data, libs = {}, {}
     wanted = None
     if run is not None:
@@ -72,6 +83,9 @@ def load(out, run=None):
         mpi = doc.get("environment", {}).get("mpi", {})
         libs[series] = " ".join(str(x) for x in (mpi.get("implementation"), mpi.get("version"))
                                 if x) or mpi.get("library", "")
+        if bindings is not None:
+            bindings.setdefault(series, set()).add(
+                binding_text(doc.get("environment", {}).get("binding")))
         for r in doc.get("results", []):
             lat = r.get("latency_us", {}).get("avg")
             if lat is None:
@@ -151,15 +165,18 @@ def fmt_ratio(vs, verdict=True):
     return text + (f" {vs['verdict']}" if verdict else "")
 
 
-def table(coll, result, libs):
+def table(coll, result, libs, bindings=None):
     names = result["series"]
     lib_names = [s for s in names if is_library(s)]
     others = [s for s in names if not is_library(s)]
     sizes = [e["bytes"] for e in result["sizes"]]
     head = ["size"] + [f"{s} (us)" for s in names] + ["fastest library"] + \
            [f"{s} / fastest" for s in others]
+    bound = bindings or {}
     lines = [f"### {coll}", "",
              "Libraries: " + ", ".join(f"`{s}` = {libs.get(s, '?')}" for s in lib_names), "",
+             "Binding, as each rank read it back: " + "; ".join(
+                 f"`{s}` {' / '.join(sorted(bound.get(s, {'?'})))}" for s in names), "",
              "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for e in result["sizes"]:
         row = [fmt_size(e["bytes"])]
@@ -299,7 +316,8 @@ def main(argv):
         return 2
     out = argv[1]
     run = load_run(out)
-    data, libs = load(out, run)
+    bindings = {}
+    data, libs = load(out, run, bindings)
     if not data:
         print(f"compare_mpis.py: no <coll>.<series>.<pass>[.c<chunk>].json in {out}",
               file=sys.stderr)
@@ -316,7 +334,9 @@ def main(argv):
            "run": None if run is None else {k: run.get(k) for k in
                                             ("git", "seed", "passes", "start", "end",
                                              "machine", "complete")},
-           "head_revision": head, "libraries": libs, "collectives": results}
+           "head_revision": head, "libraries": libs,
+           "bindings": {s: sorted(b) for s, b in sorted(bindings.items())},
+           "collectives": results}
     with open(os.path.join(out, "comparison.json"), "w") as f:
         json.dump(doc, f, indent=1)
         f.write("\n")
@@ -331,7 +351,8 @@ def main(argv):
           "comparison.json.", ""]
     plotted = True
     for coll in sorted(data):
-        md.append(table(coll, results[coll], libs))
+        md.append(table(coll, results[coll], libs,
+                        {s: bindings.get(s, {"?"}) for s in results[coll]["series"]}))
         plotted = plot(out, coll, data[coll], copy_bw) and plotted
     with open(os.path.join(out, "comparison.md"), "w") as f:
         f.write("\n".join(md))

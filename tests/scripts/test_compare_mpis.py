@@ -26,6 +26,10 @@ WOBBLE = [0.9, 1.1, 0.95, 1.05, 0.9, 1.1, 0.95, 1.05, 1.0, 1.0]
 def write(dirname, name, records, library):
     doc = fx.document("allreduce", "mpi", records, nranks=2)
     doc["environment"]["mpi"] = {"implementation": library[0], "version": library[1]}
+    # Library b's launcher binds each rank to a core, a's leaves them free.
+    doc["environment"]["binding"] = ({"bound": True, "cpus_per_rank": ["0", "1"]}
+                                     if library[0] == "LibB" else
+                                     {"bound": False, "cpus_per_rank": ["0-1", "0-1"]})
     with open(os.path.join(dirname, name), "w") as f:
         json.dump(doc, f)
 
@@ -115,6 +119,12 @@ class CompareMpis(unittest.TestCase):
         # The library that is not the baseline is compared too (in the JSON)
         _, b = self.at(1024, "mpi-b")
         self.assertEqual((b["versus"]["ratio"], b["versus"]["verdict"]), (2.0, "slower"))
+
+    def test_binding_of_each_series_in_the_table_and_json(self):
+        self.assertIn("`mpi-b` rank 0 on CPU 0, rank 1 on CPU 1 (bound)", self.md)
+        self.assertIn("`engine-a` rank 0 on CPUs 0-1, rank 1 on CPUs 0-1 (not bound)", self.md)
+        self.assertEqual(self.json["bindings"]["mpi-b"],
+                         ["rank 0 on CPU 0, rank 1 on CPU 1 (bound)"])
 
     def test_median_with_its_interval(self):
         # mpi-b at 1 KiB: 20 x SPEED, sorted 20 20 20 20 20 30 40 50 60 60: median 25, the
