@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The summary of scripts/verdict_check.sh (issue 36, "Done when").
 
-  scripts/verdict_check.py OUTDIR [--runs N]
+  scripts/verdict_check.py OUTDIR [--runs N] [--launches K]
 
 Reads every interleaved collbench.result/1 document in OUTDIR/raw/ (cb_allreduce
 --backend mpi,engine and --backend mpi,mpi, one size per launch, N separate launches).
@@ -15,6 +15,15 @@ empty); the majority verdict and its count. Criteria, at every size:
   - a pair of one series with itself (mpi,mpi): "indistinguishable" in at least 9 of 10
     (and the intervals overlap).
 A pair with fewer than N launches fails (a launch that failed: OUTDIR/failures.txt).
+
+With --launches K (K >= 6; verdict_check.sh's CB_LAUNCHES), each of the N runs is K
+launches (raw/rNN.lKK.<pair>.<size>.json) and the launch is the unit, as ReproMPI's
+"mpiruns": a run's ratio is the median of its K launches' ratios, its interval the sign
+test's over those K values, its verdict that interval's side of 1 (scripts/cbstats.py).
+One launch's interval covers only what varies from pass to pass within it; what a launch
+fixes (where buffers and the engine's segments land in memory, the cores' caches and
+frequencies at start) varies from launch to launch, so the same comparison's intervals
+from separate launches need not overlap. Over K launches the interval covers that too.
 
 Writes OUTDIR/verdict_check.json (the summary: every number the Markdown shows, the git
 revision the binaries report and that of the source tree when they ran, from
@@ -33,6 +42,7 @@ from collections import Counter
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import cbjson  # noqa: E402
+import cbstats  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SHARE = 0.9  # "at least 9 of 10"
@@ -83,7 +93,37 @@ def load(outdir):
     return docs
 
 
-def summarize(outdir, runs):
+RUN_OF = re.compile(r"^r(\d+)\.l\d+\.")
+
+
+def by_run(entries, launches):
+    """Each run's K launch entries made one: the median of their ratios, the sign test's
+    interval over them and its verdict (a run with under 6 launches: no interval)."""
+    runs = {}
+    for e in entries:
+        m = RUN_OF.match(os.path.basename(e["document"]))
+        if not m:
+            raise Unusable(f"{e['document']}: with --launches, raw files are named "
+                           "rNN.lKK.<pair>.<size>.json")
+        runs.setdefault(int(m.group(1)), []).append(e)
+    out = []
+    for run in sorted(runs):
+        es = runs[run]
+        ratios = [e["ratio"] for e in es if e["ratio"] is not None]
+        m = cbstats.median_interval(ratios)
+        out.append({
+            "document": [e["document"] for e in es], "series": es[0]["series"],
+            "seed": [e["seed"] for e in es], "start_time": es[0]["start_time"],
+            "verdict": cbstats.verdict(m), "ratio": cbstats.median(ratios),
+            "ratio_ci95": None if m is None else [m["lo"], m["hi"]],
+            "confidence": None if m is None else m["confidence"],
+            "passes": es[0]["passes"], "launches": len(es), "launch_ratios": ratios,
+            "iterations": es[0]["iterations"], "warmup": es[0]["warmup"],
+            "complete": len(es) == launches})
+    return out
+
+
+def summarize(outdir, runs, launches=1):
     docs = load(outdir)
     groups = {}  # (pair, bytes) -> [entry per launch]
     builds, hosts, starts = Counter(), Counter(), []
@@ -117,6 +157,10 @@ def summarize(outdir, runs):
     checks = []
     for (pair, b), entries in sorted(groups.items(), key=lambda kv: (
             kv[0][0].split(",")[0] == kv[0][0].split(",")[1], kv[0][0], kv[0][1])):
+        short = []
+        if launches > 1:
+            entries = by_run(entries, launches)
+            short = [str(i + 1) for i, e in enumerate(entries) if not e["complete"]]
         verdicts = [e["verdict"] for e in entries]
         cis = [e["ratio_ci95"] for e in entries]
         majority, count = Counter(verdicts).most_common(1)[0]
@@ -134,7 +178,9 @@ def summarize(outdir, runs):
             criterion = f"the same verdict in at least {need} of {runs}; intervals overlap"
         why = []
         if len(entries) < runs:
-            why.append(f"{len(entries)} launches of {runs}")
+            why.append(f"{len(entries)} runs of {runs}")
+        if short:
+            why.append(f"run(s) {', '.join(short)} with fewer than {launches} launches")
         if hits < need:
             why.append(f"{wanted}: {hits} of {len(entries)}")
         if not overlap:
@@ -143,6 +189,7 @@ def summarize(outdir, runs):
             "pair": pair, "bytes": b, "equal_pair": equal, "launches": len(entries),
             "verdicts": verdicts, "ratios": [e["ratio"] for e in entries], "ratio_ci95": cis,
             "seeds": [e["seed"] for e in entries], "documents": [e["document"] for e in entries],
+            "launch_ratios": [e.get("launch_ratios") for e in entries] if launches > 1 else None,
             "passes": sorted({e["passes"] for e in entries}),
             "iterations": sorted({e["iterations"] for e in entries if e["iterations"]}),
             "warmup": sorted({e["warmup"] for e in entries if e["warmup"] is not None}),
@@ -161,7 +208,7 @@ def summarize(outdir, runs):
         "what": "issue 36, Done when: cb_allreduce --backend mpi,engine and --backend mpi,mpi, "
                 "each size in its own launch, the launches repeated; per pair and size the "
                 "verdicts, the ratio intervals, whether they overlap, the majority verdict",
-        "runs": runs, "needed": need,
+        "runs": runs, "launches_per_run": launches, "needed": need,
         "build_git_revision": sorted(builds),
         "tree_git_revision": tree_revision(outdir),
         "hosts": sorted(hosts),
@@ -180,16 +227,21 @@ def ci_text(ci):
 def markdown(s):
     out = [f"# Verdict check ({'PASSED' if s['passed'] else 'FAILED'})", ""]
     builds = ", ".join(s["build_git_revision"])
-    seeds = sorted({x for c in s["checks"] for x in c["seeds"]})
+    seeds = sorted({x for c in s["checks"] for sd in c["seeds"]
+                    for x in (sd if isinstance(sd, list) else [sd])})
+    k = s.get("launches_per_run", 1)
     stale = ("" if s["build_git_revision"] == [s["tree_git_revision"]]
              else f" (the source tree was at `{s['tree_git_revision']}`)")
     out += [f"`scripts/verdict_check.sh`, generated by `scripts/verdict_check.py` from "
             f"`verdict_check.json`. Binaries at `{builds}`{stale}; host "
             f"{', '.join(s['hosts'])}; launches {s['first_start']} to {s['last_start']}; "
-            f"{s['runs']} launches per pair and size (seeds {', '.join(map(str, seeds))}). "
-            f"Ratio: series "
-            f"time / baseline time, the median of the per-pass ratios, with its 95 % "
-            f"interval (sign test).", ""]
+            + (f"{s['runs']} launches per pair and size (seeds {', '.join(map(str, seeds))}). "
+               "Ratio: series time / baseline time, the median of the per-pass ratios, with "
+               "its 95 % interval (sign test)." if k == 1 else
+               f"{s['runs']} runs per pair and size, each of {k} launches (seeds "
+               f"{seeds[0]}-{seeds[-1]}). A run's ratio: the median over its launches of each "
+               "launch's median per-pass ratio (series time / baseline time), with the sign "
+               "test's interval over the launches (the launch is the unit)."), ""]
     out += ["| pair | size | passes x iterations (warmup) | verdicts | majority | ratio (min-max) "
             "| intervals' common part | criterion | result |",
             "|---|---|---|---|---|---|---|---|---|"]
@@ -210,9 +262,10 @@ def markdown(s):
                    f"{c['criterion']} | {'pass' if c['passed'] else 'FAIL: ' + c['why']} |")
     if s["launch_failures"]:
         out += ["", "Launches that failed:", ""] + [f"- `{f}`" for f in s["launch_failures"]]
-    out += ["", "Each launch (ratio, 95 % interval, verdict):", ""]
+    out += ["", ("Each launch" if k == 1 else "Each run") + " (ratio, 95 % interval, verdict):",
+            ""]
     cols = [(c["pair"], c["bytes"]) for c in s["checks"]]
-    out.append("| launch | " + " | ".join(f"{p} {fmt_size(b)}" for p, b in cols) + " |")
+    out.append(("| launch | " if k == 1 else "| run | ") + " | ".join(f"{p} {fmt_size(b)}" for p, b in cols) + " |")
     out.append("|---" * (len(cols) + 1) + "|")
     for k in range(max(c["launches"] for c in s["checks"])):
         cells = []
@@ -230,14 +283,20 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("outdir")
     ap.add_argument("--runs", type=int, default=10, help="launches expected per pair and size")
+    ap.add_argument("--launches", type=int, default=1,
+                    help="launches per run (the launch as the unit: at least 6)")
     ap.add_argument("--write-to", metavar="DIR",
                     help="write verdict_check.json and .md there (default: OUTDIR)")
     a = ap.parse_args()
     if a.runs < 1:
         print("verdict_check: --runs must be at least 1", file=sys.stderr)
         return 2
+    if a.launches != 1 and a.launches < cbstats.MIN_PASSES:
+        print(f"verdict_check: --launches must be 1 or at least {cbstats.MIN_PASSES} (a 95 % "
+              "interval over launches needs 6)", file=sys.stderr)
+        return 2
     try:
-        s = summarize(a.outdir, a.runs)
+        s = summarize(a.outdir, a.runs, a.launches)
     except Unusable as e:
         print(f"verdict_check: {e}", file=sys.stderr)
         return 2

@@ -16,7 +16,9 @@
 # same verdict in at least 9 of 10 launches for mpi,engine at each size, "indistinguishable"
 # in at least 9 of 10 for mpi,mpi, the intervals of the launches overlap), 1 when one fails,
 # 2 on bad usage. MPIRUN: the launcher (default mpirun). Timings need a quiet machine:
-# nothing else running, no build.
+# nothing else running, no build. CB_LAUNCHES=K (at least 6): each run is K launches
+# (raw/rNN.lKK.<pair>.<size>.json, seeds (run-1)*K+1 ... run*K) and its interval is over
+# the launches' ratios (docs/statistics.md, "Across launches").
 set -euo pipefail
 usage="usage: scripts/verdict_check.sh BUILD_DIR OUTDIR"
 [ $# -eq 2 ] || { echo "$usage" >&2; exit 2; }
@@ -30,6 +32,9 @@ sizes=${CB_SIZES:-8 64K 4M}
 seed=${CB_SEED:-}
 [[ -z $seed || $seed =~ ^[0-9]+$ ]] ||
   { echo "verdict_check.sh: CB_SEED must be a number (got '$seed')" >&2; exit 2; }
+launches=${CB_LAUNCHES:-1}
+[[ $launches =~ ^[0-9]+$ ]] && { [ "$launches" = 1 ] || [ "$launches" -ge 6 ]; } ||
+  { echo "verdict_check.sh: CB_LAUNCHES must be 1 or at least 6 (got '$launches')" >&2; exit 2; }
 read -r -a extra <<<"${CB_CHECK_ARGS:-}"
 mpirun=${MPIRUN:-mpirun}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -39,19 +44,23 @@ git -C "$here/.." describe --always --dirty --abbrev=12 >"$out/tree_revision.txt
   echo unknown >"$out/tree_revision.txt"
 
 for ((run = 1; run <= runs; run++)); do
-  for pair in mpi,engine mpi,mpi; do
-    for size in $sizes; do
-      json=$out/raw/r$(printf %02d "$run").${pair/,/-}.$size.json
-      cmd=("$mpirun" -n 2 "$exe" --backend "$pair" -m "$size:$size" -c -q --seed "${seed:-$run}"
-           "${extra[@]}" -J "$json")
-      if ! "${cmd[@]}" >"$out/last.txt" 2>&1; then
-        echo "launch $run failed: ${cmd[*]}" | tee -a "$out/failures.txt" >&2
-        tail -n 5 "$out/last.txt" >&2
-        rm -f "$json"
-      fi
+  for ((l = 1; l <= launches; l++)); do
+    for pair in mpi,engine mpi,mpi; do
+      for size in $sizes; do
+        name=r$(printf %02d "$run")
+        [ "$launches" = 1 ] || name+=.l$(printf %02d "$l")
+        json=$out/raw/$name.${pair/,/-}.$size.json
+        cmd=("$mpirun" -n 2 "$exe" --backend "$pair" -m "$size:$size" -c -q
+             --seed "${seed:-$(((run - 1) * launches + l))}" "${extra[@]}" -J "$json")
+        if ! "${cmd[@]}" >"$out/last.txt" 2>&1; then
+          echo "launch $run${l:+.$l} failed: ${cmd[*]}" | tee -a "$out/failures.txt" >&2
+          tail -n 5 "$out/last.txt" >&2
+          rm -f "$json"
+        fi
+      done
     done
   done
-  echo "verdict_check.sh: launch $run of $runs done" >&2
+  echo "verdict_check.sh: run $run of $runs done" >&2
 done
 rm -f "$out/last.txt"
-python3 "$here/verdict_check.py" --runs "$runs" "$out"
+python3 "$here/verdict_check.py" --runs "$runs" --launches "$launches" "$out"

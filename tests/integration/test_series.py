@@ -323,14 +323,14 @@ def fake_doc(series, bytes_, ratio_cis, start):
                         "confidence": COVERAGE_10, "verdict": verdict, "pass_ratios": ratios}}]}
 
 
-def run_verdict_check(env, name, docs):
+def run_verdict_check(env, name, docs, names=None, args=()):
     d = env.path(name)
     os.makedirs(os.path.join(d, "raw"))
     for i, doc in enumerate(docs):
-        with open(os.path.join(d, "raw", f"{i:03d}.json"), "w") as f:
+        with open(os.path.join(d, "raw", names[i] if names else f"{i:03d}.json"), "w") as f:
             json.dump(doc, f)
-    p = subprocess.run([sys.executable, VERDICT_CHECK, d], capture_output=True, text=True,
-                       timeout=60)
+    p = subprocess.run([sys.executable, VERDICT_CHECK, d, *args], capture_output=True,
+                       text=True, timeout=60)
     summary = load_json(os.path.join(d, "verdict_check.json")) if p.returncode in (0, 1) else None
     return p, summary
 
@@ -394,6 +394,44 @@ def series_verdict_check_script(env):
                        text=True, timeout=60)
     check(p.returncode == 2 and p.stderr.count("\n") == 1 and "verdict_check" in p.stderr,
           f"no documents: rc={p.returncode} {p.stderr!r}")
+
+
+@case("-mpi", "script")
+def series_verdict_check_across_launches(env):
+    """--launches 6: the launch is the unit. Launch intervals that never overlap (each
+    launch shifted, as a launch's memory placement shifts it) still give one run interval
+    over the 6 launches' ratios; the runs' intervals overlap and the verdict holds. A run
+    short of a launch fails; --launches 2 is refused (no 95 % interval over 2)."""
+    docs, names = [], []
+    for run in range(1, 11):
+        for launch in range(1, 7):
+            t = f"2026-11-26T00:{run:02d}:{launch:02d}Z"
+            shift = 0.02 * ((run + launch) % 6)
+            docs.append(fake_doc(["mpi", "engine"], 8, (0.50 + shift, 0.51 + shift), t))
+            names.append(f"r{run:02d}.l{launch:02d}.mpi-engine.8.json")
+            docs.append(fake_doc(["mpi", "mpi.2"], 8, (0.99, 1.01), t))
+            names.append(f"r{run:02d}.l{launch:02d}.mpi-mpi.8.json")
+    p, s = run_verdict_check(env, "launches", docs, names, ["--launches", "6"])
+    check(p.returncode == 0, f"launch-level check fails: rc={p.returncode}\n{p.stdout}\n"
+                             f"{p.stderr}")
+    eng = [c for c in s["checks"] if c["pair"] == "mpi,engine"][0]
+    check(s["launches_per_run"] == 6 and eng["launches"] == 10 and
+          all(len(r) == 6 for r in eng["launch_ratios"]) and eng["overlap"] is True and
+          eng["verdicts"] == ["faster"] * 10, f"mpi,engine: {eng}")
+    # The same launches taken one by one: their intervals do not all overlap.
+    p1, s1 = run_verdict_check(env, "one-by-one", docs, [n.replace(".l", "-l") for n in names],
+                               ["--runs", "60"])
+    one = [c for c in s1["checks"] if c["pair"] == "mpi,engine"][0]
+    check(p1.returncode == 1 and one["overlap"] is False, f"one by one: {one}")
+    short = [(d, n) for d, n in zip(docs, names) if n != "r03.l04.mpi-engine.8.json"]
+    p2, s2 = run_verdict_check(env, "short", [d for d, _ in short], [n for _, n in short],
+                               ["--launches", "6"])
+    eng = [c for c in s2["checks"] if c["pair"] == "mpi,engine"][0]
+    check(p2.returncode == 1 and "run(s) 3 with fewer than 6 launches" in eng["why"],
+          f"a short run passes: {eng}")
+    p3 = subprocess.run([sys.executable, VERDICT_CHECK, env.path("launches"), "--launches",
+                         "2"], capture_output=True, text=True, timeout=60)
+    check(p3.returncode == 2 and "at least 6" in p3.stderr, f"--launches 2: {p3.stderr!r}")
 
 
 @case("-mpi", "script")
