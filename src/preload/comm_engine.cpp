@@ -53,6 +53,12 @@ const Settings& settings() {
       std::fprintf(stderr,
                    "cb_engine_preload: CB_PRELOAD_WAIT=%s is not auto, spin or yield: auto\n",
                    wait.c_str());
+    const std::string engines = setting_text("CB_PRELOAD_ENGINES").value_or("lazy");
+    if (engines == "eager")
+      out.eager = true;
+    else if (engines != "lazy")
+      std::fprintf(stderr, "cb_engine_preload: CB_PRELOAD_ENGINES=%s is not lazy or eager: lazy\n",
+                   engines.c_str());
     return out;
   }();
   return s;
@@ -512,6 +518,9 @@ void create_engine(MPI_Comm comm) {
     Guard g;
     reap_freed();  // freed communicators' shared memory counts against the budget until then
   }
+  // Collective, so it may wait for peers that wait for our operations on other
+  // communicators (made lazily, inside a blocking collective): those advance meanwhile.
+  BlockedProgress progress;
   Inside in;  // collective over comm, which no other thread of this process uses yet
   if (keyval() == MPI_KEYVAL_INVALID || holder_of(comm)) return;
   auto holder = std::make_unique<Holder>();

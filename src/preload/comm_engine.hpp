@@ -33,6 +33,7 @@ struct Settings {
   bool verbose = false;  // CB_PRELOAD_VERBOSE=1: counts at MPI_Finalize
   std::string log;       // CB_PRELOAD_LOG=FILE: verbose lines appended there, not stderr
   int wait = -1;         // CB_PRELOAD_WAIT: -1 auto, 0 spin, 1 yield
+  bool eager = false;    // CB_PRELOAD_ENGINES=eager: every constructor makes its engine
 };
 const Settings& settings();
 
@@ -78,13 +79,16 @@ class CommEngine : public std::enable_shared_from_this<CommEngine> {
 };
 
 // Creates the engine of `comm` (collective over comm; no lock held, so threads creating
-// engines of different communicators never wait for each other): called where the
-// communicator is made (MPI_Init, MPI_Comm_dup, MPI_Comm_split, ...), so that starting a
-// non-blocking collective later is local. A failure is remembered and reported by
-// engine_of. Cached in an attribute that MPI_Comm_free and MPI_Finalize delete.
+// engines of different communicators never wait for each other): at MPI_Init for
+// MPI_COMM_WORLD, at a communicator's first routed blocking collective (engine_of, where
+// every rank of comm makes the same call), or with CB_PRELOAD_ENGINES=eager where the
+// communicator is made (MPI_Comm_dup, MPI_Comm_split, ...). While it blocks, the engine
+// operations in flight on other communicators advance (BlockedProgress). A failure is
+// remembered and reported by engine_of. Cached in an attribute that MPI_Comm_free and
+// MPI_Finalize delete.
 void create_engine(MPI_Comm comm);
-// The engine of `comm`: the one made with the communicator; without one, null, or with
-// `create` (a blocking collective, where every rank of comm makes the same call) made now.
+// The engine of `comm`; without one, null, or with `create` (a blocking collective, where
+// every rank of comm makes the same call) made now.
 // Throws the creation's error.
 std::shared_ptr<CommEngine> engine_of(MPI_Comm comm, bool create);
 // Changes whenever an engine is freed (with its communicator, whose handle MPI may give to

@@ -1,6 +1,7 @@
 // libcb_engine_preload.so, the MPI functions it interposes besides the routed collectives
-// (preload.cpp): where communicators are made (their engines are made with them, so that a
-// non-blocking collective starts locally later), and every call in which an application
+// (preload.cpp): where communicators are made (MPI_COMM_WORLD's engine at MPI_Init; the
+// others' at their first routed blocking collective, or here with CB_PRELOAD_ENGINES=eager),
+// and every call in which an application
 // may wait while an engine operation of this process is pending (MPI's progress rule: a
 // rank blocked in one call must not stall a peer that waits for another of its pending
 // operations). See docs/preload.md, "Progress".
@@ -36,9 +37,12 @@ int wait_testing(Test&& test) {
 }
 
 // A communicator just made by the application: its engine too (collective over it, as the
-// call that made it). Intercommunicators and MPI_COMM_NULL have none.
-int with_engine(int rc, MPI_Comm comm) {
-  if (rc != MPI_SUCCESS || inside_engine() || !settings().enabled || comm == MPI_COMM_NULL)
+// call that made it) where `now` (MPI_Init) or CB_PRELOAD_ENGINES=eager; otherwise nothing
+// (docs/preload.md, "The engine per communicator": the engine comes with the first routed
+// blocking collective). Intercommunicators and MPI_COMM_NULL have none.
+int with_engine(int rc, MPI_Comm comm, bool now = false) {
+  if (rc != MPI_SUCCESS || inside_engine() || !settings().enabled || comm == MPI_COMM_NULL ||
+      !(now || settings().eager))
     return rc;
   int inter = 0;
   if (PMPI_Comm_test_inter(comm, &inter) == MPI_SUCCESS && !inter) create_engine(comm);
@@ -50,14 +54,15 @@ int with_engine(int rc, MPI_Comm comm) {
 extern "C" {
 
 CB_EXPORT int MPI_Init(int* argc, char*** argv) {
-  return with_engine(PMPI_Init(argc, argv), MPI_COMM_WORLD);
+  return with_engine(PMPI_Init(argc, argv), MPI_COMM_WORLD, true);
 }
 
 CB_EXPORT int MPI_Init_thread(int* argc, char*** argv, int required, int* provided) {
-  return with_engine(PMPI_Init_thread(argc, argv, required, provided), MPI_COMM_WORLD);
+  return with_engine(PMPI_Init_thread(argc, argv, required, provided), MPI_COMM_WORLD, true);
 }
 
-// Communicator constructors: blocking (BlockedProgress), then the engine of the result.
+// Communicator constructors: blocking (BlockedProgress), then (CB_PRELOAD_ENGINES=eager) the
+// engine of the result.
 #define CB_CONSTRUCTOR(NAME, PARAMS, ARGS, RESULT) \
   CB_EXPORT int MPI_##NAME PARAMS {                \
     int rc;                                        \

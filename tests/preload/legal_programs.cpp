@@ -1293,6 +1293,74 @@ void small_interleaved(int iters) {
   MPI_Comm_free(&b);
 }
 
+// ---- 18. engines made at a communicator's first routed collective (issue 39) -------------
+
+// Each rank makes a different number of calls that are no collective on three new
+// communicators (local queries, probes, point-to-point to itself), then one collective
+// the preload hands to MPI (MPI_BOR), before the first one the engine takes: the engine
+// must be made at that call on every rank. One communicator is made and freed unused.
+// Then, on two fresh communicators, even ranks start an MPI_Iallreduce on A before the
+// first (blocking) collective on B, odd ranks the other way round.
+void lazy_first_collective() {
+  MPI_Group world_group;
+  MPI_Comm_group(MPI_COMM_WORLD, &world_group);
+  MPI_Comm c[3];
+  MPI_Comm_dup(MPI_COMM_WORLD, &c[0]);
+  MPI_Comm_split(MPI_COMM_WORLD, 0, g_size - g_rank, &c[1]);
+  MPI_Comm_create(MPI_COMM_WORLD, world_group, &c[2]);
+  MPI_Group_free(&world_group);
+  MPI_Comm unused = dup(MPI_COMM_WORLD);
+  MPI_Comm_free(&unused);
+  for (int i = 0; i < 3; ++i) {
+    const int me = rank_of(c[i]);
+    for (int j = 0; j < (g_rank + 1) * (i + 2); ++j) {
+      int flag = 0, v = j, w = -1;
+      MPI_Status st;
+      MPI_Iprobe(MPI_ANY_SOURCE, 3, c[i], &flag, &st);
+      MPI_Sendrecv(&v, 1, MPI_INT, me, 3, &w, 1, MPI_INT, me, 3, c[i], MPI_STATUS_IGNORE);
+      if (w != v) error("lazy: self message " + std::to_string(w));
+      void* attr = nullptr;
+      MPI_Comm_get_attr(c[i], MPI_TAG_UB, &attr, &flag);
+    }
+    long bits = 1L << g_rank, all = 0;
+    MPI_Allreduce(&bits, &all, 1, MPI_LONG, MPI_BOR, c[i]);
+    if (all != (1L << g_size) - 1) error("lazy: MPI_BOR gave " + std::to_string(all));
+  }
+  const std::vector<int> who = members(MPI_COMM_WORLD);
+  for (int i = 0; i < 3; ++i) {
+    const std::string tag = "lazy comm " + std::to_string(i);
+    blocking_allreduce(c[i], i, 1024, tag + " first allreduce");
+    blocking_bcast(c[i], i, 4096, i % g_size, tag + " bcast");
+  }
+  std::vector<std::unique_ptr<Allreduce>> ops;
+  std::vector<MPI_Request> reqs(3);
+  for (int i = 0; i < 3; ++i) {
+    ops.push_back(std::make_unique<Allreduce>(10 + i, 4096, members(c[i])));
+    MPI_Iallreduce(ops.back()->send.data(), ops.back()->recv.data(), 4096, MPI_INT, MPI_SUM, c[i],
+                   &reqs[static_cast<size_t>(i)]);
+  }
+  MPI_Waitall(3, reqs.data(), MPI_STATUSES_IGNORE);
+  for (int i = 0; i < 3; ++i)
+    ops[static_cast<size_t>(i)]->check("lazy iallreduce " + std::to_string(i));
+  for (MPI_Comm& x : c) MPI_Comm_free(&x);
+
+  MPI_Comm a = dup(MPI_COMM_WORLD), b = dup(MPI_COMM_WORLD);
+  Allreduce x(50, 16384, who);
+  MPI_Request r;
+  if (g_rank % 2 == 0) {
+    MPI_Iallreduce(x.send.data(), x.recv.data(), 16384, MPI_INT, MPI_SUM, a, &r);
+    blocking_allreduce(b, 51, 16384, "B first, blocking");
+  } else {
+    blocking_allreduce(b, 51, 16384, "B first, blocking");
+    MPI_Iallreduce(x.send.data(), x.recv.data(), 16384, MPI_INT, MPI_SUM, a, &r);
+  }
+  MPI_Wait(&r, MPI_STATUS_IGNORE);
+  x.check("A first, non-blocking");
+  blocking_allreduce(a, 52, 16384, "A then blocking");
+  MPI_Comm_free(&a);
+  MPI_Comm_free(&b);
+}
+
 std::string arg_str(int argc, char** argv, int i, const char* dflt) {
   return argc > i ? argv[i] : dflt;
 }
@@ -1355,6 +1423,8 @@ int main(int argc, char** argv) {
     large_count();
   } else if (name == "small_interleaved") {
     small_interleaved(arg_int(argc, argv, 3, 40));
+  } else if (name == "lazy_first_collective") {
+    lazy_first_collective();
   } else if (name == "small_devshm") {
     small_devshm(arg_int(argc, argv, 3, 8));
   } else {
