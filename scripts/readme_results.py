@@ -40,6 +40,8 @@ END = "<!-- END results -->"
 
 # (folder under results/, kind, title). Newest first.
 REFERENCES = [
+    ("vm-20261127/verdict-check-launches", "verdict_check",
+     "Do verdicts survive drift, with the launch as the unit? 10 runs of 6 launches each"),
     ("vm-20261126/verdict-check", "verdict_check",
      "Do verdicts survive drift? `--backend mpi,engine` and `mpi,mpi`, 10 separate launches"),
     ("vm-20261126/target-ci", "target_ci",
@@ -109,8 +111,12 @@ def provenance(revs, as_of, dirty_note=True):
 
 def verdict_check(folder, as_of):
     doc = load(os.path.join(folder, "verdict_check.json"))
-    lines = [provenance(doc.get("build_git_revision", []), as_of) + " " +
-             f"{doc['runs']} launches per pair and size, at least {doc['needed']} must agree; "
+    lines = [provenance(doc.get("build_git_revision", []), as_of) + " "
+             + (f"{doc['runs']} launches per pair and size"
+                if doc.get("launches_per_run", 1) == 1 else
+                f"{doc['runs']} runs per pair and size, each of {doc['launches_per_run']} "
+                "launches (the interval over the launches)")
+             + f", at least {doc['needed']} must agree; "
              f"overall: **{'passed' if doc['passed'] else 'failed'}**.", "",
              "| pair | size | verdicts | ratio (min-max) | intervals overlap | result |",
              "|---|---|---|---|---|---|"]

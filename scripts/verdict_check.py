@@ -76,14 +76,43 @@ def tree_revision(outdir):
         return "unknown"
 
 
-def load(outdir):
+def raw_documents(outdir):
+    """[(path, text)] of OUTDIR/raw/*.json, or of OUTDIR/raw.tar.xz's raw/*.json where the
+    folder is absent (a committed check keeps its hundreds of documents packed)."""
     paths = sorted(glob.glob(os.path.join(outdir, "raw", "*.json")))
-    if not paths:
-        raise Unusable(f"{outdir}/raw: no JSON documents")
+    if paths:
+        out = []
+        for path in paths:
+            try:
+                with open(path, encoding="utf-8") as f:
+                    out.append((path, f.read()))
+            except (OSError, UnicodeDecodeError) as e:
+                raise Unusable(f"{path}: cannot read: {e}") from None
+        return out
+    packed = os.path.join(outdir, "raw.tar.xz")
+    if not os.path.exists(packed):
+        raise Unusable(f"{outdir}/raw: no JSON documents (and no raw.tar.xz)")
+    import tarfile
+    try:
+        with tarfile.open(packed, "r:xz") as tar:
+            return sorted((os.path.join(outdir, m.name), tar.extractfile(m).read().decode())
+                          for m in tar.getmembers()
+                          if m.isfile() and re.match(r"^raw/[^/]+\.json$", m.name))
+    except (OSError, tarfile.TarError, UnicodeDecodeError) as e:
+        raise Unusable(f"{packed}: {e}") from None
+
+
+def load(outdir):
+    texts = raw_documents(outdir)
+    if not texts:
+        raise Unusable(f"{outdir}: no raw/*.json documents")
     docs = []
-    for path in paths:
+    for path, text in texts:
         try:
-            doc = cbjson.load(path)
+            doc = json.loads(text)
+            cbjson.check(doc, path)
+        except ValueError as e:
+            raise Unusable(f"{path}: not valid JSON: {e}") from None
         except cbjson.InputError as e:
             raise Unusable(str(e)) from None
         if not isinstance(doc.get("interleave"), dict):
