@@ -12,6 +12,7 @@ PACKAGES=(
   python3 python3-matplotlib python3-jsonschema  # jsonschema: tests/integration/test_schemas.py
   clang-14 libclang-rt-14-dev llvm-14  # libFuzzer, sanitizer runtimes, symbolizer (fuzz.sh)
   clang-format-14  # tests/layering/check_format.sh: sources as .clang-format says
+  openssh-server iproute2  # scripts/cluster.sh: an sshd per host of the one-machine cluster
 )
 
 missing=()
@@ -25,7 +26,18 @@ sudo=""
 if ((${#missing[@]})); then
   echo "install_deps: installing ${missing[*]}"
   $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+  # openssh-server's package scripts would start an sshd on this machine: scripts/cluster.sh
+  # starts its own, one per host, so without a policy-rc.d none is started here
+  policy=""
+  if [ ! -e /usr/sbin/policy-rc.d ]; then
+    policy=/usr/sbin/policy-rc.d
+    printf '#!/bin/sh\n# scripts/install_deps.sh, removed after apt-get install\nexit 101\n' | $sudo tee "$policy" >/dev/null
+    $sudo chmod 755 "$policy"
+  fi
+  rc=0
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null || rc=$?
+  [ -z "$policy" ] || $sudo rm -f "$policy"
+  [ "$rc" = 0 ] || exit "$rc"
 else
   echo "install_deps: all packages present"
 fi

@@ -18,7 +18,10 @@
 #   else runs unchanged. The binding each rank got is in every document
 #   (environment.binding).
 # - Open MPI as root: OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1. Ranks on
-#   this node inherit mpirun's environment (LD_PRELOAD, CB_*), under Open MPI as under hydra.
+#   this node inherit mpirun's environment (LD_PRELOAD, CB_*), under Open MPI as under hydra;
+#   ranks on other hosts (a hosts file or host list given) get hydra's whole environment
+#   but only what Open MPI is told to pass: -x NAME for every CB_* variable and LD_PRELOAD
+#   set here (docs/cluster.md).
 set -euo pipefail
 real=${CB_MPIRUN_REAL:-mpirun}
 case "${1:-}" in
@@ -33,15 +36,23 @@ if [ -z "$flavour" ]; then
   esac
 fi
 fits=1  # the job's ranks (-n/-np) fit the machine's cores
-np=1 args=("$@")
+np=1 args=("$@") remote=0
 for ((i = 0; i < ${#args[@]}; i++)); do
-  case "${args[i]}" in -n | -np) np=${args[i + 1]:-1} ;; esac
+  case "${args[i]}" in
+    -n | -np) np=${args[i + 1]:-1} ;;
+    --hostfile | -hostfile | --machinefile | -machinefile | --host | -host | -H) remote=1 ;;
+  esac
 done
 [[ $np =~ ^[0-9]+$ ]] && [ "$np" -gt "$(nproc)" ] && fits=0
 users=${CB_MPIRUN_AS_USERS:-0}
 if [ "$flavour" = openmpi ]; then
   if [ "$(id -u)" -eq 0 ]; then
     export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+  fi
+  if [ "$remote" = 1 ]; then
+    pass=()
+    for v in $(compgen -e | grep -E '^(CB_[A-Za-z0-9_]*|LD_PRELOAD)$' | grep -v '^CB_MPIRUN_' || true); do pass+=(-x "$v"); done
+    set -- "${pass[@]}" "$@"
   fi
   if [ "$users" = 1 ]; then
     if [ "$fits" = 0 ]; then exec "$real" --oversubscribe "$@"; fi

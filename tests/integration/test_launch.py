@@ -140,6 +140,17 @@ def launch_open_mpi_as_its_users_do(env):
         got = args(more, True, flavour, version)
         check(got == ["-n", str(more), "/bin/prog"],
               f"{how}, as users, {more} ranks on {cores} cores: {got}")
+    # Ranks on other hosts (a hosts file): Open MPI passes them only what -x names, so every
+    # CB_* setting and LD_PRELOAD (scripts/cluster.sh's hosts, a real cluster); hydra passes all.
+    e = dict(os.environ, CB_MPIRUN_REAL=fake, CB_MPIRUN_FLAVOUR="openmpi", CB_ENGINE_SHM="0",
+             LD_PRELOAD="/lib/x.so")
+    e.pop("CB_MPIRUN_AS_USERS", None)
+    p = subprocess.run([compat, "--hostfile", "h", "-n", "2", "/bin/prog"], capture_output=True,
+                       text=True, env=e, timeout=30)
+    got = p.stdout.split()
+    passed = {got[i + 1] for i, a in enumerate(got) if a == "-x"}
+    check({"CB_ENGINE_SHM", "LD_PRELOAD"} <= passed and not any(
+        v.startswith("CB_MPIRUN_") for v in passed), f"Open MPI with a hosts file: {got}")
     # Anything else: unchanged, as users too.
     got = args(1, True, flavour="", version="some other launcher 1.0")
     check(got == ["-n", "1", "/bin/prog"], f"another launcher, as users: {got}")
