@@ -196,7 +196,7 @@ ReplayInput load_replay_input(const Options& o, int nranks, int rank) {
     } else {
       if (o.dtype != Dtype::Float)
         throw UsageError("--dtype applies to --model; a trace names the dtype of every op");
-      in.trace = load_trace(o.trace);
+      in.trace = load_trace(o.trace, rank);
       if (in.steps > 1) split_table(in, o);
       in.plan = plan_trace(in.trace, in.fusion, in.compute);
       in.plan.step_per_segment = in.steps > 1;
@@ -287,6 +287,13 @@ BackendFit fit_to_backend(ReplayInput& in, const Backend& be, const Options& o, 
   for (const TraceOp& op : in.trace.ops)
     fit.other_comm_sizes += op.comm_size > 0 && op.comm_size != nranks;
 
+  fit.not_replayed = in.trace.not_replayed;
+  if (!fit.not_replayed.empty()) {
+    std::string list;
+    for (const auto& [why, count] : fit.not_replayed)
+      list += (list.empty() ? "" : "; ") + std::to_string(count) + " x " + why;
+    fit.notes.push_back("# Import: " + list);
+  }
   if (!fit.skipped.empty()) {
     std::string list;
     for (const auto& [coll, count] : fit.skipped)

@@ -49,10 +49,11 @@ std::vector<std::string> describe_plan(const ReplayInput& in);
 
 // What prepare() removed or changed, for the header and the JSON.
 struct BackendFit {
-  std::map<std::string, size_t> skipped;  // collective -> ops the backends cannot replay
-  size_t wrapped_roots = 0;               // roots >= nranks taken modulo nranks
-  size_t other_comm_sizes = 0;            // recorded on communicators of another size
-  std::vector<std::string> notes;         // "# ..." lines
+  std::map<std::string, size_t> skipped;       // collective -> ops the backends cannot replay
+  std::map<std::string, size_t> not_replayed;  // the trace's import: reason -> calls
+  size_t wrapped_roots = 0;                    // roots >= nranks taken modulo nranks
+  size_t other_comm_sizes = 0;                 // recorded on communicators of another size
+  std::vector<std::string> notes;              // "# ..." lines
 };
 
 // Drops collectives no backend implements (reduce, allgather, reduce_scatter), wraps

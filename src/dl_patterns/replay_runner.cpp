@@ -222,6 +222,7 @@ class ReplayRunner final : public Runner {
          {"messages", messages_json(latency, launch)},
          {"messages_truncated", plan.messages.size() > kMaxJsonMessages},
          {"skipped_ops", fit_.skipped},
+         {"not_replayed", fit_.not_replayed},
          {"wrapped_roots", fit_.wrapped_roots}};
     return out;
   }

@@ -271,8 +271,17 @@ Trace load_trace(const std::string& path) {
 
   const size_t first = text.find_first_not_of(" \t\r\n");
   if (first == std::string::npos) fail(path, "empty file (expected a JSON trace or CSV)");
+  // Pickle protocol 2+ opens with PROTO (0x80): a flight recorder's default dump. It is
+  // never unpickled (unpickling runs code the file names).
+  if (static_cast<unsigned char>(text[0]) == 0x80)
+    fail(path,
+         "looks like a Python pickle (the flight recorder's default dump): not read, since "
+         "unpickling an untrusted file runs code; dump JSON instead: "
+         "torch._C._distributed_c10d._dump_fr_trace_json() (_dump_nccl_trace_json() for NCCL)");
   if (text.find('\0') != std::string::npos)
-    fail(path, "looks like a binary file (expected a JSON trace or CSV)");
+    fail(path,
+         "looks like a binary file (expected a JSON trace or CSV; Chakra ET protobuf files "
+         "are not read by this build)");
   if (text[first] != '{' && text[first] != '[') {
     std::istringstream in(text);
     return import_csv(in, path);
@@ -290,15 +299,10 @@ Trace load_trace(const std::string& path) {
   }
   if (doc.is_array()) return import_param_basic(doc, path);
   const bool ours = doc.is_object() && doc.contains("schema") && doc.at("schema") == kTraceSchema;
-  if (!ours) {  // point users of other formats the right way rather than at a field
-    if (doc.contains("nodes"))
-      fail(path,
-           "looks like a PyTorch/Chakra execution trace: not supported; convert it to PARAM basic "
-           "or collbench JSON");
-    if (doc.contains("traceEvents"))
-      fail(path,
-           "looks like a Kineto/Chrome trace: not supported; convert it to PARAM basic or "
-           "collbench JSON");
+  if (!ours && doc.is_object()) {  // PyTorch's formats, told apart by their top-level lists
+    if (doc.contains("traceEvents")) return import_kineto(doc, path);
+    if (doc.contains("nodes")) return import_execution_trace(doc, path);
+    if (doc.contains("entries")) return import_flight_recorder(doc, path);
   }
   return parse_trace_json(doc, path);
 }

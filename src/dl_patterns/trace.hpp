@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <iosfwd>
+#include <map>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -51,19 +52,35 @@ struct Trace {
   std::string source;  // "model:resnet50", "csv:FILE", "param:FILE", "recorder" ...
   int world_size = 0;  // 0 = not recorded
   std::vector<TraceOp> ops;
+  // What the source held that `ops` does not (point-to-point calls, unknown collectives)
+  // or replays otherwise than recorded (a missing dtype, uneven all-to-all splits): the
+  // reason -> how many calls. Filled by the importers of PyTorch's traces; not written.
+  std::map<std::string, size_t> not_replayed;
 
   // Number of distinct training steps (0 for an empty trace).
   int iterations() const;
 };
 
 // Reads a file, choosing the format by its content: a JSON object is a collbench trace,
-// a JSON list a PARAM basic trace, anything else CSV.
+// a profiler trace ("traceEvents"), an execution trace ("nodes") or a flight recorder dump
+// ("entries"); a JSON list a PARAM basic trace; a pickle is refused; anything else CSV.
 Trace load_trace(const std::string& path);
+
+// The trace of `rank` from a file (every rank reads the same one) or from a folder of
+// per-rank files (names holding "rank<R>", ranks 0..n-1, all read and checked to issue
+// the same collectives; rank % n's is returned, with world_size n).
+Trace load_trace(const std::string& path, int rank);
 
 // `origin` (usually the file name) prefixes every error message.
 Trace parse_trace_json(const nlohmann::json& doc, const std::string& origin);
 Trace import_csv(std::istream& in, const std::string& origin);
 Trace import_param_basic(const nlohmann::json& records, const std::string& origin);
+// PyTorch's traces (docs/trace-format.md §6-8): the profiler's Kineto/Chrome JSON
+// (export_chrome_trace), an execution trace (ExecutionTraceObserver) and a flight
+// recorder JSON dump (_dump_fr_trace_json / _dump_nccl_trace_json).
+Trace import_kineto(const nlohmann::json& doc, const std::string& origin);
+Trace import_execution_trace(const nlohmann::json& doc, const std::string& origin);
+Trace import_flight_recorder(const nlohmann::json& doc, const std::string& origin);
 
 nlohmann::json to_json(const Trace& trace);
 // PARAM basic records (sizes in elements), for replay with PARAM's commsTraceReplay.py.

@@ -1,0 +1,290 @@
+// PyTorch's traces (docs/trace-format.md §6-9): the fixtures torch 2.15 wrote on CPU/Gloo
+// (tests/dl_patterns/data/torch, made by scripts/make_torch_traces.py), NCCL's
+// record_param_comms events (written here: Gloo has none), folders of per-rank files, and
+// the errors of bad input.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <set>
+
+#include "dl_patterns/trace.hpp"
+#include "test_util.hpp"
+
+namespace cb::dl {
+namespace {
+
+using nlohmann::json;
+using testing::data_path;
+using testing::TempFile;
+using testing::trace_error;
+
+std::string torch_data(const std::string& name) {
+  return data_path("torch/" + name);
+}
+
+json read_json(const std::string& path) {
+  std::ifstream in(path);
+  return json::parse(in);
+}
+
+std::vector<const TraceOp*> step_ops(const Trace& t, int step) {
+  std::vector<const TraceOp*> out;
+  for (const TraceOp& op : t.ops)
+    if (op.iteration == step) out.push_back(&op);
+  return out;
+}
+
+// The buckets DDP reported (bytes, after rebuilding them in backward order), in launch order.
+std::vector<size_t> ddp_buckets(const std::string& job) {
+  return read_json(torch_data(job + "/info.json"))
+      .at("rebuilt_bucket_sizes")
+      .get<std::vector<size_t>>();
+}
+
+TEST(TraceTorch, KinetoDdpBucketsMatchWhatDdpReports) {
+  const Trace t = load_trace(torch_data("ddp-w2/kineto/rank0.json"));
+  EXPECT_EQ(t.source, "kineto:" + torch_data("ddp-w2/kineto/rank0.json"));
+  EXPECT_EQ(t.world_size, 2);
+  EXPECT_EQ(t.iterations(), 3);  // ProfilerStep#0..2
+  const std::vector<size_t> buckets = ddp_buckets("ddp-w2");
+  ASSERT_EQ(buckets.size(), 5u);  // bucket_cap_mb=0.25 on 1.08 MiB of gradients
+  for (int step = 0; step < 3; ++step) {
+    const auto ops = step_ops(t, step);
+    ASSERT_EQ(ops.size(), buckets.size()) << "step " << step;
+    for (size_t i = 0; i < ops.size(); ++i) {
+      EXPECT_EQ(ops[i]->coll, Coll::Allreduce);
+      EXPECT_EQ(ops[i]->dtype, Dtype::Float);  // from the gloo:all_reduce event's "Input type"
+      EXPECT_EQ(ops[i]->bytes(), buckets[i]) << "step " << step << " bucket " << i;
+      EXPECT_EQ(ops[i]->name, "c10d::allreduce_");
+      EXPECT_TRUE(std::isfinite(ops[i]->compute_us) && ops[i]->compute_us >= 0);
+    }
+    EXPECT_GT(ops[0]->compute_us, 0) << "forward and backward before the first bucket";
+  }
+  EXPECT_TRUE(t.not_replayed.empty());
+  // The 4-rank job: the same buckets.
+  const Trace t4 = load_trace(torch_data("ddp-w4/kineto/rank3.json"));
+  EXPECT_EQ(t4.world_size, 4);
+  for (size_t i = 0; i < 5; ++i) EXPECT_EQ(t4.ops[i].bytes(), ddp_buckets("ddp-w4")[i]);
+}
+
+TEST(TraceTorch, KinetoFsdpAllgathersAndReduceScattersShards) {
+  const Trace t = load_trace(torch_data("fsdp-w2/kineto/rank1.json"));
+  ASSERT_EQ(t.iterations(), 3);
+  // One unit per Linear (6) and the root (no parameters of its own): per step each unit
+  // is gathered for forward and for backward (the last one once: it stays gathered), and
+  // its gradients reduce_scattered. Each rank holds half of each flat parameter.
+  const std::set<size_t> unit_elements = {64 * 256 + 256, 256 * 256 + 256, 256 * 10 + 10};
+  for (int step = 0; step < 3; ++step) {
+    size_t gathers = 0, scatters = 0, scattered = 0;
+    for (const TraceOp* op : step_ops(t, step)) {
+      EXPECT_EQ(op->dtype, Dtype::Float);
+      EXPECT_TRUE(unit_elements.count(op->count * 2)) << op->count;
+      gathers += op->coll == Coll::Allgather;
+      if (op->coll == Coll::ReduceScatter) {
+        ++scatters;
+        scattered += op->count * 2;
+      }
+    }
+    EXPECT_EQ(scatters, 6u) << "step " << step;
+    EXPECT_EQ(scattered, 282378u) << "every gradient reduce_scattered once";
+    EXPECT_GE(gathers, 6u);
+  }
+}
+
+TEST(TraceTorch, ExecutionTraceOfOneDdpStep) {
+  const Trace t = load_trace(torch_data("ddp-w2/et/rank1.json"));
+  EXPECT_EQ(t.source, "et:" + torch_data("ddp-w2/et/rank1.json"));
+  std::vector<size_t> allreduce_bytes;
+  for (const TraceOp& op : t.ops) {
+    EXPECT_EQ(op.compute_us, 0);  // an execution trace has no timestamps per node
+    if (op.coll == Coll::Allreduce) allreduce_bytes.push_back(op.bytes());
+  }
+  EXPECT_EQ(allreduce_bytes, ddp_buckets("ddp-w2"));
+  // The step in which DDP rebuilt its buckets broadcasts their layout first (int tensors).
+  ASSERT_EQ(t.ops.size(), 7u);
+  EXPECT_EQ(t.ops[0].coll, Coll::Bcast);
+  EXPECT_EQ(t.ops[0].root, 0);
+}
+
+TEST(TraceTorch, FlightRecorderDump) {
+  const Trace t = load_trace(torch_data("ddp-w2/fr/rank0.json"));
+  EXPECT_EQ(t.source, "flight_recorder:" + torch_data("ddp-w2/fr/rank0.json"));
+  ASSERT_FALSE(t.ops.empty());
+  EXPECT_EQ(t.ops[0].name, "gloo:all_gather on pg 0 (default_pg) seq 1");
+  for (const TraceOp& op : t.ops) EXPECT_EQ(op.comm_size, 2);  // pg_config's ranks
+  // The last 3 steps (the profiled ones) end the dump: the five buckets each.
+  const std::vector<size_t> buckets = ddp_buckets("ddp-w2");
+  ASSERT_GE(t.ops.size(), 15u);
+  for (size_t i = 0; i < 15; ++i) {
+    const TraceOp& op = t.ops[t.ops.size() - 15 + i];
+    EXPECT_EQ(op.coll, Coll::Allreduce);
+    EXPECT_EQ(op.bytes(), buckets[i % 5]);
+  }
+  // The FSDP dump: Gloo reduce_scatters by allreducing the whole gradient, and the
+  // recorder says what the backend ran.
+  const Trace f = load_trace(torch_data("fsdp-w2/fr/rank1.json"));
+  EXPECT_EQ(f.ops.size(), 90u);
+}
+
+TEST(TraceTorch, FolderOfPerRankFiles) {
+  const Trace r0 = load_trace(torch_data("ddp-w2/kineto"), 0);
+  const Trace r1 = load_trace(torch_data("ddp-w2/kineto/"), 1);
+  EXPECT_EQ(r0.world_size, 2);
+  EXPECT_EQ(r0.name, "kineto");
+  EXPECT_NE(r0.source.find("(rank 0 of 2)"), std::string::npos) << r0.source;
+  EXPECT_NE(r1.source.find("(rank 1 of 2)"), std::string::npos) << r1.source;
+  ASSERT_EQ(r0.ops.size(), r1.ops.size());
+  for (size_t i = 0; i < r0.ops.size(); ++i) EXPECT_EQ(r0.ops[i].count, r1.ops[i].count);
+  EXPECT_EQ(
+      load_trace(torch_data("ddp-w4/kineto"), 5).source.find("(rank 1 of 4)") != std::string::npos,
+      true);  // 6 replay ranks on a 4-rank job: rank % 4
+
+  // Ranks that disagree would hang a replay: refused, naming the file and the collective.
+  const std::string dir =
+      std::filesystem::temp_directory_path() / ("cb_torch_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::filesystem::copy_file(torch_data("ddp-w2/kineto/rank0.json"), dir + "/rank0.json");
+  json other = read_json(torch_data("fsdp-w2/kineto/rank1.json"));
+  std::ofstream(dir + "/rank1.json") << other.dump();
+  EXPECT_NE(trace_error([&] { load_trace(dir, 0); }).find(dir + "/rank1.json: has "),
+            std::string::npos);
+  std::filesystem::remove(dir + "/rank0.json");
+  EXPECT_NE(trace_error([&] { load_trace(dir, 0); }).find("ranks 0 to 0 expected, found rank 1"),
+            std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
+// NCCL's record_param_comms events, as the profiler writes them (args from
+// torch/csrc/profiler/util.cpp's saveNcclMeta); the c10d operator around each is ignored.
+json param_comms(const std::string& coll, json extra, double ts) {
+  json args = {{"Collective name", coll},
+               {"dtype", "BFloat16"},
+               {"In msg nelems", 4096},
+               {"Out msg nelems", 4096},
+               {"Group size", 4},
+               {"In split size", "[]"},
+               {"Out split size", "[]"},
+               {"Process Group Name", "0"},
+               {"Process Group Description", "default_pg"},
+               {"Process Group Ranks", "[0, 1, 2, 3]"},
+               {"Rank", 0},
+               {"Seq", 1}};
+  for (const auto& [k, v] : extra.items()) args[k] = v;
+  return {{"ph", "X"}, {"cat", "cpu_op"}, {"name", "record_param_comms"},
+          {"ts", ts},  {"dur", 10},       {"args", args}};
+}
+
+TEST(TraceTorch, KinetoRecordParamComms) {
+  std::string long_splits = "[";
+  for (int i = 0; i < 29; ++i) long_splits += "64, ";
+  long_splits += "..., 64]";  // 64 peers, shortened by the profiler
+  const json doc = {
+      {"distributedInfo", {{"backend", "nccl"}, {"rank", 0}, {"world_size", 4}}},
+      {"traceEvents",
+       {{{"ph", "X"}, {"name", "ProfilerStep#7"}, {"ts", 0}, {"dur", 1000}},
+        {{"ph", "X"}, {"cat", "cpu_op"}, {"name", "c10d::allreduce_"}, {"ts", 95}, {"dur", 30}},
+        param_comms("allreduce", json::object(), 100),
+        param_comms("_reduce_scatter_base", {{"Out msg nelems", 1024}, {"Seq", 2}}, 150),
+        param_comms("allgather_into_tensor_coalesced",
+                    {{"Group size", 2},
+                     {"Process Group Name", "3"},
+                     {"Process Group Description", "dp_shard"},
+                     {"Process Group Ranks", "[0, 2]"}},
+                    200),
+        param_comms("all_to_allv",
+                    {{"In msg nelems", 4096}, {"In split size", "[1024, 2048, 512, 512]"}}, 300),
+        param_comms("all_to_allv", {{"In msg nelems", 4096}, {"In split size", long_splits}}, 400),
+        param_comms("send", json::object(), 500),
+        param_comms("recv", json::object(), 510),
+        param_comms("wait", json::object(), 520),
+        param_comms("fancy_new_collective", json::object(), 530),
+        param_comms("barrier", {{"In msg nelems", 0}}, 540)}}};
+  const Trace t = import_kineto(doc, "nccl.json");
+  ASSERT_EQ(t.ops.size(), 6u);
+  EXPECT_EQ(t.world_size, 4);
+  EXPECT_EQ(t.ops[0].coll, Coll::Allreduce);
+  EXPECT_EQ(t.ops[0].count, 4096u);
+  EXPECT_EQ(t.ops[0].dtype, Dtype::BFloat16);
+  EXPECT_EQ(t.ops[0].compute_us, 100);  // from the step's start
+  EXPECT_EQ(t.ops[0].name, "allreduce on pg 0 (default_pg) seq 1");
+  EXPECT_EQ(t.ops[0].comm_size, 4);
+  EXPECT_EQ(t.ops[1].coll, Coll::ReduceScatter);
+  EXPECT_EQ(t.ops[1].count, 1024u);    // what each rank receives
+  EXPECT_EQ(t.ops[1].compute_us, 40);  // from the end of the previous one (110)
+  EXPECT_EQ(t.ops[2].coll, Coll::Allgather);
+  EXPECT_EQ(t.ops[2].comm_size, 2);  // a sub-group: noted by the replay
+  EXPECT_EQ(t.ops[2].name, "allgather_into_tensor_coalesced on pg 3 (dp_shard) seq 1");
+  EXPECT_EQ(t.ops[3].coll, Coll::Alltoall);
+  EXPECT_EQ(t.ops[3].count, 1024u);      // uneven: the mean per-peer count
+  EXPECT_EQ(t.ops[4].count, 4096u / 4);  // shortened list: the group size says the peers
+  EXPECT_EQ(t.ops[5].coll, Coll::Barrier);
+  for (const TraceOp& op : t.ops) EXPECT_EQ(op.iteration, 0);
+  const std::map<std::string, size_t> expected = {
+      {"\"fancy_new_collective\": unknown collective, not replayed", 1},
+      {"alltoallv: uneven or shortened split sizes, replayed as alltoall of the mean per-peer "
+       "count",
+       2},
+      {"recv: point-to-point, not replayed (cb_replay pairs no sends)", 1},
+      {"send: point-to-point, not replayed (cb_replay pairs no sends)", 1}};
+  EXPECT_EQ(t.not_replayed, expected);
+}
+
+TEST(TraceTorch, BadInputNamesTheFileAndTheField) {
+  // A profiler trace without record_shapes: the c10d operators have no sizes.
+  json no_shapes = read_json(torch_data("ddp-w2/kineto/rank0.json"));
+  for (json& e : no_shapes["traceEvents"])
+    if (e.contains("args")) e["args"].erase("Input Dims");
+  TempFile k("kineto.json", no_shapes.dump());
+  const std::string msg = trace_error([&] { load_trace(k.path()); });
+  EXPECT_NE(msg.find(k.path() + ": traceEvents["), std::string::npos) << msg;
+  EXPECT_NE(msg.find("field \"args.Input Dims\": missing"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("record_shapes=True"), std::string::npos) << msg;
+
+  // A truncated file (a job killed while writing).
+  std::ifstream in(torch_data("fsdp-w2/fr/rank0.json"));
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  TempFile cut("fr.json", text.substr(0, text.size() / 2));
+  EXPECT_NE(trace_error([&] { load_trace(cut.path()); }).find(cut.path() + ": invalid JSON"),
+            std::string::npos);
+
+  // A pickle (the flight recorder's default) is never unpickled.
+  TempFile pickle("fr_trace_0", std::string("\x80\x04\x95\x10\x00\x00\x00", 7) + "}\x94(");
+  const std::string p = trace_error([&] { load_trace(pickle.path()); });
+  EXPECT_NE(p.find(pickle.path() + ": looks like a Python pickle"), std::string::npos) << p;
+  EXPECT_NE(p.find("_dump_fr_trace_json()"), std::string::npos) << p;
+
+  // Other versions than the importers know.
+  EXPECT_NE(trace_error([&] {
+              import_flight_recorder({{"version", "3.0"}, {"entries", json::array()}}, "fr.json");
+            }).find("fr.json: field \"version\": unsupported flight recorder version \"3.0\""),
+            std::string::npos);
+  EXPECT_NE(
+      trace_error([&] {
+        import_execution_trace({{"schema", "2.0.0-chakra.1"}, {"nodes", json::array()}}, "et.json");
+      }).find("et.json: field \"schema\": unsupported execution trace version"),
+      std::string::npos);
+  // Fields of the wrong kind.
+  EXPECT_NE(trace_error([&] {
+              import_flight_recorder(
+                  {{"entries", {{{"profiling_name", "nccl:all_reduce"}, {"input_sizes", "x"}}}}},
+                  "fr.json");
+            }).find("fr.json: entries[0] (nccl:all_reduce): field \"input_sizes\""),
+            std::string::npos);
+  EXPECT_NE(trace_error([&] {
+              import_kineto({{"traceEvents", {param_comms("allreduce", {{"dtype", "Short"}}, 1)}}},
+                            "k.json");
+            })
+                .find("k.json: traceEvents[0] (record_param_comms): field \"args.dtype\": unknown "
+                      "dtype \"Short\""),
+            std::string::npos);
+  EXPECT_NE(trace_error([&] {
+              import_kineto(
+                  {{"traceEvents", {param_comms("all_to_allv", {{"In split size", "[1, x]"}}, 1)}}},
+                  "k.json");
+            }).find("field \"args.In split size\": must be a list of sizes"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace cb::dl
