@@ -216,7 +216,36 @@ def compare(folder, series, colls=None):
         os.path.basename(p))]
 
 
-KINDS = {"ratios": ratios, "latency": latency, "replay": replay, "compare": compare}
+def omb(folder, bands):
+    """scripts/omb_compare.py's summary: per benchmark and size band, the range of the
+    median per-round ratios collbench / OMB and the verdicts against its tolerance."""
+    path = os.path.join(folder, "omb_compare.json")
+    doc = _load(path)
+    lines = ["| collbench / OMB | " + " | ".join(
+        f"{fmt_size(lo)}-{fmt_size(hi)}" for lo, hi in bands) + " |",
+        "|---|" + "---|" * len(bands)]
+    for bench, res in doc["benchmarks"].items():
+        cells = []
+        for lo, hi in bands:
+            es = [e for e in res["sizes"] if lo <= e["bytes"] <= hi]
+            if not es:
+                cells.append("")
+                continue
+            r = [e["ratio"] for e in es]
+            counts = {}
+            for e in es:
+                counts[e["verdict"]] = counts.get(e["verdict"], 0) + 1
+            cells.append(f"{min(r):.2f}-{max(r):.2f} ("
+                         + ", ".join(f"{k} {n}" for k, n in sorted(counts.items())) + ")")
+        lines.append(f"| {bench} | " + " | ".join(cells) + " |")
+    run = doc.get("run", {})
+    return [f"OMB {run.get('omb_version', '?')}, {run.get('rounds', '?')} rounds, tolerance "
+            f"+-{doc['tolerance_pct']:g} %.", "", *lines], \
+        sorted(glob.glob(os.path.join(folder, "cb_*.json")))  # collbench's revision
+
+
+KINDS = {"ratios": ratios, "latency": latency, "replay": replay, "compare": compare,
+         "omb": omb}
 
 # Size bands of the summaries.
 BANDS_SMALL_LARGE = [(0, KiB), (KiB + 1, 16 * KiB), (16 * KiB + 1, 256 * KiB),
@@ -257,6 +286,10 @@ BLOCKS = {
                                ("Mixtral MoE, uniform", "mixtral-uniform"),
                                ("Mixtral MoE, Zipf", "mixtral-zipf"),
                                ("ResNet-50, DDP", "resnet50-ddp")]]}),
+    },
+    "vm-20261127/README.md": {
+        "omb": ("omb", {"folder": "omb-compare",
+                        "bands": [(1, 2 * KiB), (4 * KiB, 64 * KiB), (128 * KiB, 4 * MiB)]}),
     },
     "vm-20261125/issue28/README.md": {
         "bands": ("ratios", {"rows": [(c, f"{c}.engine.r2.json", f"{c}.mpi.r2.json") for c in
