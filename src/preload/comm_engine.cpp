@@ -118,8 +118,8 @@ WaitMode wait_mode_for(MPI_Comm comm) {
 class NbOp {
  public:
   NbOp(std::shared_ptr<CommEngine> eng, const engine::Algorithm& algo, const CollArgs& a,
-       const char* function)
-      : eng_(std::move(eng)), function_(function) {
+       const char* function, std::shared_ptr<Packing> packing)
+      : eng_(std::move(eng)), function_(function), packing_(std::move(packing)) {
     const int tag = engine::build_operation(sched_, algo, a, eng_->world_, eng_->comm_);
     exec_ = std::make_unique<engine::Execution>(sched_, eng_->comm_, eng_->host_, tag);
   }
@@ -128,6 +128,14 @@ class NbOp {
       return exec_->test();
     } catch (const std::exception& e) {
       fatal(function_, e.what());  // peers are inside the same operation: no way back
+    }
+  }
+  // Once advance() said done: the received bytes into a non-contiguous buffer.
+  void finish() {
+    try {
+      if (packing_) packing_->unpack();
+    } catch (const std::exception& e) {
+      fatal(function_, e.what());
     }
   }
   WaitMode wait_mode() const { return eng_->comm_.wait_mode(); }
@@ -143,6 +151,7 @@ class NbOp {
  private:
   std::shared_ptr<CommEngine> eng_;  // the communicator's engine outlives its operations
   const char* function_;
+  std::shared_ptr<Packing> packing_;  // its bytes outlive the execution (declared before it)
   engine::Schedule sched_;
   std::unique_ptr<engine::Execution> exec_;  // after sched_: destroyed first
 };
@@ -338,6 +347,7 @@ bool progress_all_held() {
     if (op->advance()) {
       ops.erase(ops.begin() + static_cast<std::ptrdiff_t>(i));
       g_in_flight.store(ops.size(), std::memory_order_relaxed);
+      op->finish();
       op->done = true;
       PMPI_Grequest_complete(op->greq);  // may free op (a freed request): not used after
     } else {
@@ -500,10 +510,10 @@ void CommEngine::run(const CollArgs& a, const engine::Algorithm& algo) {
 }
 
 void CommEngine::start(const CollArgs& a, const engine::Algorithm& algo, const char* function,
-                       MPI_Request* request) {
+                       MPI_Request* request, std::shared_ptr<Packing> packing) {
   Guard g;
   started_nonblocking_.store(true, std::memory_order_relaxed);
-  auto op = std::make_unique<NbOp>(shared_from_this(), algo, a, function);
+  auto op = std::make_unique<NbOp>(shared_from_this(), algo, a, function, std::move(packing));
   CB_MPI(mpi_compat::pmpi_grequest_start(query_fn, free_fn, cancel_fn, poll_fn, wait_fn, op.get(),
                                          request));
   NbOp* raw = op.release();  // MPI owns it now (free_fn)

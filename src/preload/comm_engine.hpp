@@ -24,6 +24,7 @@
 #include "engine/group.hpp"
 #include "engine/schedule.hpp"
 #include "engine/select.hpp"
+#include "preload/route.hpp"
 
 namespace cb::preload {
 
@@ -57,9 +58,10 @@ class CommEngine : public std::enable_shared_from_this<CommEngine> {
   // Runs `args` with `algo` to completion, advancing the process's non-blocking operations
   // meanwhile.
   void run(const CollArgs& args, const engine::Algorithm& algo);
-  // Starts `args` with `algo` as a generalized request in *request.
+  // Starts `args` with `algo` as a generalized request in *request; `packing` (route.hpp,
+  // already packed) is unpacked when the operation completes, before the request does.
   void start(const CollArgs& args, const engine::Algorithm& algo, const char* function,
-             MPI_Request* request);
+             MPI_Request* request, std::shared_ptr<Packing> packing = nullptr);
 
   engine::Comm& comm() { return comm_; }
   // Whether a non-blocking operation ever ran on this engine: the same on every rank of

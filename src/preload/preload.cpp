@@ -211,7 +211,8 @@ CommEngine* remembered_pass(Fn fn, const Signature& sig) {
 }
 
 void remember_pass(Fn fn, const Signature& sig, const Route& r, CommEngine* eng) {
-  if (eng && r.reason == kTunedToLibrary) t_tuned[fn] = {sig, engines_generation(), eng};
+  if (eng && r.reason == kTunedToLibrary && !r.derived)
+    t_tuned[fn] = {sig, engines_generation(), eng};
 }
 
 // Per function, the last call the engine ran, per thread: its arguments, engine and
@@ -219,9 +220,11 @@ void remember_pass(Fn fn, const Signature& sig, const Route& r, CommEngine* eng)
 // step's gradient buckets) is routed alike without asking MPI about its communicator, types
 // and attribute again, or the table (~0.1 us of the ~0.2 us a small bcast takes): the route
 // depends on those arguments alone (route.cpp), and the choice on arguments equal on every
-// rank. Only engine routes are remembered, so their types and ops are predefined (never
-// freed) and their communicator has an engine, whose freeing changes the generation first
-// (comm_engine.cpp, delete_fn): a remembered route never outlives its communicator.
+// rank. Only engine routes of predefined types without packing are remembered (a derived
+// type's handle may be freed and reused; Packing's bytes belong to one call), so their
+// types and ops are never freed and their communicator has an engine, whose freeing changes the
+// generation first (comm_engine.cpp, delete_fn): a remembered route never outlives its
+// communicator.
 struct EngineRoute {
   Signature sig;
   uint64_t generation = 0;  // 0: nothing
@@ -272,7 +275,7 @@ bool decide(Fn fn, const Signature& sig, bool blocking, Decide&& how, Route& r,
     return true;
   }
   *routed = eng.get();
-  t_routed[fn] = {sig, generation, r, eng.get(), *algo};
+  if (!r.derived && !r.packing) t_routed[fn] = {sig, generation, r, eng.get(), *algo};
   return true;
 }
 
@@ -316,7 +319,9 @@ int blocking(Fn fn, const Signature& sig, Decide&& how, Pass&& pass, IPass&& ipa
   if (r.engine()) {
     count_engine(fn);
     try {
+      if (r.packing) r.packing->pack(r.args, false);
       routed->run(r.args, *algo);
+      if (r.packing) r.packing->unpack();
     } catch (const std::exception& e) {
       engine_failed(fn, e.what());
     }
@@ -352,7 +357,8 @@ int nonblocking(Fn fn, const Signature& sig, MPI_Request* request, Decide&& how,
   }
   count_engine(fn);
   try {
-    routed->start(r.args, *algo, kNames[fn], request);
+    if (r.packing) r.packing->pack(r.args, true);
+    routed->start(r.args, *algo, kNames[fn], request, r.packing);
   } catch (const std::exception& e) {
     engine_failed(fn, e.what());
   }

@@ -1,6 +1,9 @@
 #include "preload/route.hpp"
 
 #include <climits>
+#include <string>
+
+#include "core/errors.hpp"
 
 namespace cb::preload {
 namespace {
@@ -24,19 +27,110 @@ bool predefined(MPI_Datatype type) {
          combiner == MPI_COMBINER_NAMED;
 }
 
-// Bytes of one element of a type that data movement can copy as bytes, or a reason.
-std::string byte_type(MPI_Datatype type, size_t* width) {
-  if (type == MPI_DATATYPE_NULL) return "invalid datatype";
-  if (!predefined(type)) return "derived datatype";
+// A derived type's constructor arguments (MPI_Type_get_contents); frees the derived types
+// it returns.
+struct Contents {
+  int combiner = MPI_COMBINER_NAMED;
+  std::vector<int> ints;
+  std::vector<MPI_Aint> addrs;
+  std::vector<MPI_Datatype> types;
+  bool ok = false;
+  explicit Contents(MPI_Datatype t) {
+    int ni = 0, na = 0, nt = 0;
+    if (PMPI_Type_get_envelope(t, &ni, &na, &nt, &combiner) != MPI_SUCCESS) return;
+    if (combiner == MPI_COMBINER_NAMED) {
+      ok = true;
+      return;
+    }
+    ints.resize(static_cast<size_t>(ni));
+    addrs.resize(static_cast<size_t>(na));
+    types.resize(static_cast<size_t>(nt));
+    ok = PMPI_Type_get_contents(t, ni, na, nt, ints.data(), addrs.data(), types.data()) ==
+         MPI_SUCCESS;
+    if (!ok) types.clear();
+  }
+  ~Contents() {
+    for (MPI_Datatype& t : types)
+      if (!predefined(t)) PMPI_Type_free(&t);
+  }
+  Contents(const Contents&) = delete;
+  Contents& operator=(const Contents&) = delete;
+};
+
+struct Shape {
   int size = 0;
   MPI_Aint lb = 0, extent = 0, true_lb = 0, true_extent = 0;
-  PMPI_Type_size(type, &size);
-  PMPI_Type_get_extent(type, &lb, &extent);
-  PMPI_Type_get_true_extent(type, &true_lb, &true_extent);
-  if (size <= 0 || lb != 0 || true_lb != 0 || extent != size || true_extent != size)
-    return "non-contiguous datatype";  // MPI_DOUBLE_INT and the like
-  *width = static_cast<size_t>(size);
+  explicit Shape(MPI_Datatype t) {
+    PMPI_Type_size(t, &size);
+    PMPI_Type_get_extent(t, &lb, &extent);
+    PMPI_Type_get_true_extent(t, &true_lb, &true_extent);
+  }
+  bool tight() const { return extent == size; }  // consecutive elements leave no gap
+};
+
+// Whether one element of `t` is its bytes without gaps, in typemap order, from its true
+// lower bound: predefined types (MPI_DOUBLE_INT's 12 bytes too), and contiguous, vector,
+// hvector, resized and dup types of such types whose blocks follow each other. Other
+// constructors (indexed, struct, subarray ...) are taken as scattered: packed, which is
+// right for any layout.
+bool dense(MPI_Datatype t, int depth = 0) {
+  const Shape s(t);
+  if (s.true_extent != s.size || depth > 16) return false;
+  const Contents c(t);
+  if (!c.ok) return false;
+  if (c.combiner == MPI_COMBINER_NAMED) return true;
+  if (c.types.empty() || !dense(c.types[0], depth + 1)) return false;
+  const Shape old(c.types[0]);
+  switch (c.combiner) {
+    case MPI_COMBINER_DUP:
+    case MPI_COMBINER_RESIZED:
+      return true;
+    case MPI_COMBINER_CONTIGUOUS:
+      return c.ints[0] <= 1 || old.tight();
+    case MPI_COMBINER_VECTOR:  // count, blocklength, stride (in old's extents)
+      return (static_cast<long>(c.ints[0]) * c.ints[1] <= 1 || old.tight()) &&
+             (c.ints[0] <= 1 || c.ints[2] == c.ints[1]);
+    case MPI_COMBINER_HVECTOR:  // count, blocklength; stride in bytes
+      return (static_cast<long>(c.ints[0]) * c.ints[1] <= 1 || old.tight()) &&
+             (c.ints[0] <= 1 || c.addrs[0] == static_cast<MPI_Aint>(c.ints[1]) * old.extent);
+    default:
+      return false;
+  }
+}
+
+// One buffer of data movement: `count` elements of `type` at `buf`. Its byte count is the
+// type signature's size, the same on every rank (MPI requires it); whether its bytes lie
+// in order without gaps (then the engine moves them where they are, from the true lower
+// bound) or must be packed is this rank's business only.
+struct Described {
+  size_t bytes = 0;
+  bool packed = false;
+  void* at = nullptr;  // the first byte, when not packed
+  bool derived = false;
+};
+std::string describe(const void* buf, MPI_Count count, MPI_Datatype type, Described* d) {
+  if (type == MPI_DATATYPE_NULL) return "invalid datatype";
+  if (count < 0) return "invalid count";
+  const Shape s(type);
+  if (s.size < 0) return "invalid datatype";
+  if (static_cast<size_t>(count) > kMaxBytes) return "over 2 GiB";
+  d->bytes = static_cast<size_t>(count) * static_cast<size_t>(s.size);
+  d->derived = !predefined(type);
+  const bool one_dense = d->derived ? dense(type) : s.true_extent == s.size;
+  d->packed = buf == MPI_BOTTOM || !one_dense || (count > 1 && !s.tight());
+  if (!d->packed) d->at = static_cast<std::byte*>(const_cast<void*>(buf)) + s.true_lb;
   return {};
+}
+
+// Where Packing puts a side that `d` says must be packed.
+void pack_side(Packing::Side& side, Packing::Target target, const void* buf, MPI_Count count,
+               MPI_Datatype type, bool before, bool after) {
+  side.target = target;
+  side.user = const_cast<void*>(buf);
+  side.count = count;
+  side.type = type;
+  side.before = before;
+  side.after = after;
 }
 
 bool is_predefined_op(MPI_Op op) {
@@ -91,6 +185,9 @@ Route reduction(Coll coll, const void* sendbuf, void* recvbuf, MPI_Count count, 
   if (count == 0) return {{}, "empty"};
   if (static_cast<size_t>(count) > kMaxBytes) return {{}, "over 2 GiB"};  // products below fit
   if (type == MPI_DATATYPE_NULL) return {{}, "invalid datatype"};
+  // MPI requires the same datatype on every rank, and defines the predefined ops on
+  // predefined types only (MPICH 4.0.2 refuses MPI_SUM on a vector of MPI_INT): a derived
+  // type comes with a user op, on every rank alike.
   if (!predefined(type)) return {{}, "derived datatype"};
   bool is_unsigned = false;
   const std::optional<Dtype> dt = reduction_dtype(type, &is_unsigned);
@@ -117,6 +214,7 @@ Route reduction(Coll coll, const void* sendbuf, void* recvbuf, MPI_Count count, 
     // MPI_IN_PLACE is the root's choice only. Elsewhere recvbuf is not significant (it
     // may be null), so the engine reads the input "in place" from sendbuf and leaves it
     // as it was (engine/algos/reduce_common.hpp), keeping its partial sums in scratch.
+    // Both reasons are erroneous programs (MPI reports them).
     if (in_place) return {{}, "MPI_IN_PLACE at a non-root"};
     if (sendbuf == MPI_BOTTOM) return {{}, "MPI_BOTTOM"};
     a.in_place = true;
@@ -125,6 +223,7 @@ Route reduction(Coll coll, const void* sendbuf, void* recvbuf, MPI_Count count, 
     return r;
   }
   const size_t recv_bytes = coll == Coll::ReduceScatter && in_place ? n * block : block;
+  // A predefined type at address 0: erroneous (MPI reports it).
   if (recvbuf == MPI_BOTTOM || (!in_place && sendbuf == MPI_BOTTOM)) return {{}, "MPI_BOTTOM"};
   a.in_place = in_place;
   a.recv = {recvbuf, recv_bytes, Mem::Host};
@@ -136,21 +235,23 @@ Route bcast(void* buffer, MPI_Count count, MPI_Datatype type, int root, MPI_Comm
   Route r;
   int rank = 0, size = 1;
   if (r.reason = comm_reason(comm, &rank, &size); !r.reason.empty()) return r;
-  if (count < 0) return {{}, "invalid count"};
   if (root < 0 || root >= size) return {{}, "invalid root"};
-  if (static_cast<size_t>(count) > kMaxBytes) return {{}, "over 2 GiB"};
-  size_t width = 0;
-  if (r.reason = byte_type(type, &width); !r.reason.empty()) return r;
-  const size_t bytes = static_cast<size_t>(count) * width;  // the same on every rank
-  if (bytes == 0) return {{}, "empty"};
-  if (bytes > kMaxBytes) return {{}, "over 2 GiB"};
-  if (buffer == MPI_BOTTOM) return {{}, "MPI_BOTTOM"};
+  Described d;
+  if (r.reason = describe(buffer, count, type, &d); !r.reason.empty()) return r;
+  if (d.bytes == 0) return {{}, "empty"};  // the same on every rank
+  if (d.bytes > kMaxBytes) return {{}, "over 2 GiB"};
   CollArgs& a = r.args;
+  r.derived = d.derived;
   a.coll = Coll::Bcast;
-  a.count = bytes;
+  a.count = d.bytes;
   a.dtype = Dtype::Char;
   a.root = root;
-  a.recv = {buffer, bytes, Mem::Host};
+  a.recv = {d.at, d.bytes, Mem::Host};
+  if (d.packed) {  // the root packs its data, the others unpack what came
+    r.packing = std::make_shared<Packing>();
+    Packing::Side& side = rank == root ? r.packing->send : r.packing->recv;
+    pack_side(side, Packing::Target::Recv, buffer, count, type, rank == root, rank != root);
+  }
   return r;
 }
 
@@ -160,30 +261,38 @@ Route exchange(Coll coll, const void* sendbuf, MPI_Count sendcount, MPI_Datatype
   int rank = 0, size = 1;
   if (r.reason = comm_reason(comm, &rank, &size); !r.reason.empty()) return r;
   const bool in_place = sendbuf == MPI_IN_PLACE;  // MPI: on every rank or on none
+  const MPI_Count n = size;
+  const MPI_Count peers = coll == Coll::Alltoall ? n : 1;  // blocks in the send buffer
   if (recvcount < 0 || (!in_place && sendcount < 0)) return {{}, "invalid count"};
-  if (static_cast<size_t>(recvcount) > kMaxBytes ||
-      (!in_place && static_cast<size_t>(sendcount) > kMaxBytes))
+  if (recvcount > static_cast<MPI_Count>(kMaxBytes) ||
+      (!in_place && sendcount > static_cast<MPI_Count>(kMaxBytes)))
     return {{}, "over 2 GiB"};
-  size_t rwidth = 0, swidth = 0;
-  if (r.reason = byte_type(recvtype, &rwidth); !r.reason.empty()) return r;
+  Described out, in;
+  if (r.reason = describe(recvbuf, recvcount * n, recvtype, &out); !r.reason.empty()) return r;
+  const size_t block = out.bytes / static_cast<size_t>(n);  // per peer / per rank
   if (!in_place) {
-    if (r.reason = byte_type(sendtype, &swidth); !r.reason.empty()) return r;
-    if (static_cast<size_t>(sendcount) * swidth != static_cast<size_t>(recvcount) * rwidth)
-      return {{}, "mismatched send/recv types"};
+    if (r.reason = describe(sendbuf, sendcount * peers, sendtype, &in); !r.reason.empty()) return r;
+    if (in.bytes != block * static_cast<size_t>(peers)) return {{}, "mismatched send/recv types"};
   }
-  const size_t n = static_cast<size_t>(size);
-  const size_t block = static_cast<size_t>(recvcount) * rwidth;  // per peer / per rank
   if (block == 0) return {{}, "empty"};
-  if (n * block > kMaxBytes) return {{}, "over 2 GiB"};
-  if (recvbuf == MPI_BOTTOM || (!in_place && sendbuf == MPI_BOTTOM)) return {{}, "MPI_BOTTOM"};
+  if (out.bytes > kMaxBytes) return {{}, "over 2 GiB"};
   CollArgs& a = r.args;
+  r.derived = out.derived || (!in_place && in.derived);
   a.coll = coll;
   a.count = block;
   a.dtype = Dtype::Char;
   a.in_place = in_place;
-  a.recv = {recvbuf, n * block, Mem::Host};
-  const size_t send_bytes = coll == Coll::Alltoall ? n * block : block;
-  a.send = in_place ? a.recv : Buf{const_cast<void*>(sendbuf), send_bytes, Mem::Host};
+  a.recv = {out.at, out.bytes, Mem::Host};
+  a.send = in_place ? a.recv : Buf{in.at, in.bytes, Mem::Host};
+  if (out.packed || (!in_place && in.packed)) {
+    r.packing = std::make_shared<Packing>();
+    if (out.packed)
+      pack_side(r.packing->recv, Packing::Target::Recv, recvbuf, recvcount * n, recvtype, in_place,
+                true);
+    if (!in_place && in.packed)
+      pack_side(r.packing->send, Packing::Target::Send, sendbuf, sendcount * peers, sendtype, true,
+                false);
+  }
   return r;
 }
 
@@ -193,6 +302,73 @@ Route barrier(MPI_Comm comm) {
   r.reason = comm_reason(comm, &rank, &size);
   r.args.coll = Coll::Barrier;
   return r;
+}
+
+}  // namespace cb::preload
+
+namespace cb::preload {
+
+Packing::~Packing() {
+  if (own_type_) PMPI_Type_free(&recv.type);
+}
+
+namespace {
+
+// MPI_Pack/MPI_Unpack of `side`'s user buffer. MPICH 4.0.2 refuses MPI_BOTTOM (a null
+// pointer) as their buffer, which a type of absolute addresses needs: then the buffer is
+// `base` (any valid address) and the type `count` elements shifted by -base.
+template <typename F>
+int with_user(const Packing::Side& side, F&& f) {
+  if (side.user != MPI_BOTTOM) return f(side.user, static_cast<int>(side.count), side.type);
+  void* base = const_cast<std::byte*>(side.bytes.data());
+  MPI_Aint at = 0;
+  PMPI_Get_address(base, &at);
+  const int length = static_cast<int>(side.count);
+  const MPI_Aint shift = -at;
+  MPI_Datatype shifted = MPI_DATATYPE_NULL;
+  int rc = PMPI_Type_create_hindexed(1, &length, &shift, side.type, &shifted);
+  if (rc == MPI_SUCCESS) rc = PMPI_Type_commit(&shifted);
+  if (rc == MPI_SUCCESS) rc = f(base, 1, shifted);
+  if (shifted != MPI_DATATYPE_NULL) PMPI_Type_free(&shifted);
+  return rc;
+}
+
+}  // namespace
+
+void Packing::pack(CollArgs& a, bool keep_types) {
+  for (Side* side : {&send, &recv}) {
+    if (side->target == Target::None) continue;
+    Buf& buf = side->target == Target::Send ? a.send : a.recv;
+    side->bytes.resize(buf.bytes);
+    buf.ptr = side->bytes.data();
+    if (!side->before) continue;
+    int position = 0;
+    const int rc = with_user(*side, [&](void* user, int count, MPI_Datatype type) {
+      return PMPI_Pack(user, count, type, side->bytes.data(), static_cast<int>(side->bytes.size()),
+                       &position, MPI_COMM_SELF);
+    });
+    if (rc != MPI_SUCCESS || static_cast<size_t>(position) != side->bytes.size())
+      throw RuntimeError("MPI_Pack of a non-contiguous buffer failed (" + std::to_string(position) +
+                         " of " + std::to_string(side->bytes.size()) + " bytes)");
+  }
+  if (a.in_place) a.send = a.recv;
+  if (keep_types && recv.after && !own_type_) {
+    MPI_Datatype copy = MPI_DATATYPE_NULL;
+    if (PMPI_Type_dup(recv.type, &copy) != MPI_SUCCESS)
+      throw RuntimeError("MPI_Type_dup of the receive type failed");
+    recv.type = copy;
+    own_type_ = true;
+  }
+}
+
+void Packing::unpack() {
+  if (!recv.after) return;
+  int position = 0;
+  const int rc = with_user(recv, [&](void* buf, int count, MPI_Datatype type) {
+    return PMPI_Unpack(recv.bytes.data(), static_cast<int>(recv.bytes.size()), &position, buf,
+                       count, type, MPI_COMM_SELF);
+  });
+  if (rc != MPI_SUCCESS) throw RuntimeError("MPI_Unpack into a non-contiguous buffer failed");
 }
 
 }  // namespace cb::preload

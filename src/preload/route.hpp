@@ -9,8 +9,12 @@
 // Reductions (allreduce, reduce, reduce_scatter_block) keep their element type: a
 // predefined type that is a collbench Dtype of the same size (signed or unsigned integers
 // of 1, 4 or 8 bytes, float, double) and MPI_SUM/PROD/MAX/MIN (unsigned: sum and prod
-// only, which wrap bit for bit alike). Data movement (bcast, alltoall, allgather) moves
-// bytes: any predefined type whose elements are contiguous (size == extent).
+// only, which wrap bit for bit alike); MPI requires the same datatype on every rank. Data movement
+// (bcast, alltoall, allgather) moves bytes: count x the type's size, which MPI makes every rank
+// agree on whatever type each rank describes them with. A buffer whose bytes do not lie in typemap
+// order without gaps (a vector type, MPI_BOTTOM with absolute addresses, MPI_DOUBLE_INT x 2 ...) is
+// packed before the call and unpacked after (Packing): the layout of a rank's buffer never decides
+// the route.
 //
 // Counts are MPI_Count: the int bindings and the MPI-4 large-count ones (MPI_Allreduce_c,
 // ...) share these; a buffer above 2 GiB passes through ("over 2 GiB").
@@ -18,17 +22,56 @@
 
 #include <mpi.h>
 
+#include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/args.hpp"
 
 namespace cb::preload {
 
+// Buffers the engine cannot move in place, with MPI_Pack/MPI_Unpack (MPI_COMM_SELF: the
+// native representation) into bytes of their own: `send` packed before the call, `recv`
+// unpacked after it (and packed before too where it is also the input: in place, a
+// bcast's root). Each side names the CollArgs buffer its bytes become.
+class Packing {
+ public:
+  enum class Target { None, Send, Recv };
+  struct Side {
+    Target target = Target::None;
+    void* user = nullptr;  // the application's buffer, count and type
+    MPI_Count count = 0;
+    MPI_Datatype type = MPI_DATATYPE_NULL;
+    bool before = false, after = false;  // pack before the call, unpack after it
+    std::vector<std::byte> bytes;
+  };
+  Side send, recv;
+
+  Packing() = default;
+  Packing(const Packing&) = delete;
+  Packing& operator=(const Packing&) = delete;
+  ~Packing();
+  // Allocates the bytes, packs what goes in and points `a`'s buffers at the bytes. With
+  // `keep_types` (a non-blocking call, unpacked later), holds a duplicate of the receive
+  // type: the application may free its own before the operation completes. Throws
+  // RuntimeError on an MPI error.
+  void pack(CollArgs& a, bool keep_types);
+  void unpack();  // after the call
+
+ private:
+  bool own_type_ = false;
+};
+
 struct Route {
   CollArgs args;
   std::string reason;  // empty: the engine runs args
+  // Not remembered per call signature (preload.cpp): a derived type's handle may be freed
+  // and reused for another type, and Packing's bytes belong to one call.
+  bool derived = false;
+  std::shared_ptr<Packing> packing;  // null: the engine moves the application's buffers
   bool engine() const { return reason.empty(); }
 };
 

@@ -1361,6 +1361,243 @@ void lazy_first_collective() {
   MPI_Comm_free(&b);
 }
 
+// ---- 19. inputs that may differ per rank (issue 39) ----------------------------------------
+
+// A vector of n ints at every other int (stride 2), and its buffer of 2n ints whose odd
+// positions must stay untouched (-3).
+MPI_Datatype strided(int n) {
+  MPI_Datatype t;
+  MPI_Type_vector(n, 1, 2, MPI_INT, &t);
+  MPI_Type_commit(&t);
+  return t;
+}
+MPI_Datatype contiguous(int n) {
+  MPI_Datatype t;
+  MPI_Type_contiguous(n, MPI_INT, &t);
+  MPI_Type_commit(&t);
+  return t;
+}
+// How rank r describes n ints: 0 MPI_INT x n, 1 a contiguous type of n ints x 1, 2 a
+// strided vector x 1 (2n ints of buffer).
+int kind_of(int rank, int shift) {
+  return (rank + shift) % 3;
+}
+struct Ints {
+  int kind, n;
+  std::vector<int> buf;
+  MPI_Datatype type = MPI_INT;
+  int count;
+  Ints(int kind_, int n_)
+      : kind(kind_), n(n_), buf(static_cast<size_t>(kind_ == 2 ? 2 * n_ : n_), -3) {
+    count = kind == 0 ? n : 1;
+    if (kind == 1) type = contiguous(n);
+    if (kind == 2) type = strided(n);
+  }
+  ~Ints() {
+    if (type != MPI_INT) MPI_Type_free(&type);
+  }
+  Ints(const Ints&) = delete;
+  Ints& operator=(const Ints&) = delete;
+  int& at(int i) { return buf[static_cast<size_t>(kind == 2 ? 2 * i : i)]; }
+  std::vector<int> values() {
+    std::vector<int> v(static_cast<size_t>(n));
+    for (int i = 0; i < n; ++i) v[static_cast<size_t>(i)] = at(i);
+    return v;
+  }
+  void check_gaps(const std::string& what) {
+    if (kind != 2) return;
+    for (int i = 0; i < n; ++i)
+      if (buf[static_cast<size_t>(2 * i + 1)] != -3) {
+        error(what + ": a gap of the strided type was written");
+        return;
+      }
+  }
+};
+
+// Bcast, allgather and alltoall (blocking and non-blocking) where ranks describe the same
+// ints with MPI_INT, a contiguous derived type or a strided vector; MPI_BOTTOM with an
+// absolute-address struct on one rank. (Reductions take one datatype on every rank, and
+// MPI's predefined ops predefined types only: no mixing there.)
+void mixed_types() {
+  const std::vector<int> sizes = {1, 8, 700, 20000};
+  for (int shift = 0; shift < 3; ++shift)
+    for (int n : sizes)
+      for (int nb = 0; nb < 2; ++nb) {
+        const std::string at = " n=" + std::to_string(n) + " shift=" + std::to_string(shift) +
+                               (nb ? " nonblocking" : "");
+        const int root = (shift + n) % g_size;
+        {
+          Ints b(kind_of(g_rank, shift), n);
+          if (g_rank == root)
+            for (int i = 0; i < n; ++i) b.at(i) = bc_val(shift + n, static_cast<size_t>(i));
+          if (nb) {
+            MPI_Request r;
+            MPI_Ibcast(b.buf.data(), b.count, b.type, root, MPI_COMM_WORLD, &r);
+            MPI_Wait(&r, MPI_STATUS_IGNORE);
+          } else {
+            MPI_Bcast(b.buf.data(), b.count, b.type, root, MPI_COMM_WORLD);
+          }
+          expect_eq<int>("bcast" + at, b.values(), [&](size_t i) { return bc_val(shift + n, i); });
+          b.check_gaps("bcast" + at);
+          own("bcast" + at, b.values());
+        }
+        if (n > 700) continue;
+        {  // allgather: send as one kind, receive every block as another
+          Ints s(kind_of(g_rank, shift), n);
+          for (int i = 0; i < n; ++i) s.at(i) = g_rank * 100000 + i;
+          const int rk = kind_of(g_rank, shift + 1);
+          std::vector<int> all(static_cast<size_t>(g_size * n * (rk == 2 ? 2 : 1)), -3);
+          MPI_Datatype block = rk == 0 ? MPI_INT : rk == 1 ? contiguous(n) : strided(n);
+          const int rc = rk == 0 ? n : 1;
+          if (rk == 2) {  // blocks of 2n ints each
+            MPI_Datatype vec = block;
+            MPI_Type_create_resized(vec, 0, static_cast<MPI_Aint>(2 * n * sizeof(int)), &block);
+            MPI_Type_commit(&block);
+            MPI_Type_free(&vec);
+          }
+          if (nb) {
+            MPI_Request r;
+            MPI_Iallgather(s.buf.data(), s.count, s.type, all.data(), rc, block, MPI_COMM_WORLD,
+                           &r);
+            if (block != MPI_INT) MPI_Type_free(&block);  // freed while the operation runs
+            MPI_Wait(&r, MPI_STATUS_IGNORE);
+          } else {
+            MPI_Allgather(s.buf.data(), s.count, s.type, all.data(), rc, block, MPI_COMM_WORLD);
+            if (block != MPI_INT) MPI_Type_free(&block);
+          }
+          std::vector<int> got;
+          for (int p = 0; p < g_size; ++p)
+            for (int i = 0; i < n; ++i)
+              got.push_back(all[static_cast<size_t>(rk == 2 ? 2 * (p * n + i) : p * n + i)]);
+          expect_eq<int>("allgather" + at, got, [&](size_t i) {
+            return static_cast<int>(i / static_cast<size_t>(n)) * 100000 +
+                   static_cast<int>(i % static_cast<size_t>(n));
+          });
+          own("allgather" + at, got);
+        }
+        {  // alltoall: n ints per peer, send contiguous types or MPI_INT, receive MPI_INT
+          const int k = kind_of(g_rank, shift) == 1 ? 1 : 0;
+          std::vector<int> s(static_cast<size_t>(g_size * n)), r(s.size(), -3);
+          for (size_t i = 0; i < s.size(); ++i) s[i] = g_rank * 1000000 + static_cast<int>(i);
+          MPI_Datatype st = k ? contiguous(n) : MPI_INT;
+          MPI_Alltoall(s.data(), k ? 1 : n, st, r.data(), n, MPI_INT, MPI_COMM_WORLD);
+          if (k) MPI_Type_free(&st);
+          expect_eq<int>("alltoall" + at, r, [&](size_t i) {
+            const int p = static_cast<int>(i / static_cast<size_t>(n));
+            return p * 1000000 + g_rank * n + static_cast<int>(i % static_cast<size_t>(n));
+          });
+          own("alltoall" + at, r);
+        }
+      }
+  // MPI_BOTTOM: rank 0 describes the bcast's ints by their absolute addresses.
+  {
+    std::vector<int> head(5, -1), tail(7, -1);
+    if (g_rank == 1 % g_size)
+      for (int i = 0; i < 12; ++i)
+        (i < 5 ? head[static_cast<size_t>(i)] : tail[static_cast<size_t>(i - 5)]) =
+            bc_val(77, static_cast<size_t>(i));
+    MPI_Datatype t = MPI_INT;
+    if (g_rank == 0) {
+      MPI_Aint where[2];
+      MPI_Get_address(head.data(), &where[0]);
+      MPI_Get_address(tail.data(), &where[1]);
+      const int lens[2] = {5, 7};
+      const MPI_Datatype types[2] = {MPI_INT, MPI_INT};
+      MPI_Type_create_struct(2, lens, where, types, &t);
+      MPI_Type_commit(&t);
+      MPI_Bcast(MPI_BOTTOM, 1, t, 1 % g_size, MPI_COMM_WORLD);
+      MPI_Type_free(&t);
+    } else {
+      std::vector<int> all(12, -1);
+      if (g_rank == 1 % g_size)
+        for (int i = 0; i < 12; ++i)
+          all[static_cast<size_t>(i)] = bc_val(77, static_cast<size_t>(i));
+      MPI_Bcast(all.data(), 12, MPI_INT, 1 % g_size, MPI_COMM_WORLD);
+      std::copy(all.begin(), all.begin() + 5, head.begin());
+      std::copy(all.begin() + 5, all.end(), tail.begin());
+    }
+    head.insert(head.end(), tail.begin(), tail.end());
+    expect_eq<int>("bcast MPI_BOTTOM", head, [](size_t i) { return bc_val(77, i); });
+    own("bcast MPI_BOTTOM", head);
+  }
+}
+
+// The same collectives with buffers of different kinds per rank: MPI_Alloc_mem, a shared
+// window (MPI_Win_allocate_shared) and the heap.
+void buffer_kinds() {
+  const int n = 4096;
+  MPI_Comm node;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+  int* shared = nullptr;
+  MPI_Win win;
+  MPI_Win_allocate_shared(static_cast<MPI_Aint>(2 * n * sizeof(int)), sizeof(int), MPI_INFO_NULL,
+                          node, &shared, &win);
+  int* alloc = nullptr;
+  MPI_Alloc_mem(static_cast<MPI_Aint>(2 * n * sizeof(int)), MPI_INFO_NULL, &alloc);
+  std::vector<int> heap(static_cast<size_t>(2 * n));
+  int* kinds[3] = {heap.data(), alloc, shared};
+  const std::vector<int> who = members(MPI_COMM_WORLD);
+  for (int shift = 0; shift < 3; ++shift) {
+    int* in = kinds[(g_rank + shift) % 3];
+    int* out = in + n;
+    for (int i = 0; i < n; ++i) in[i] = ar_in(g_rank, shift, static_cast<size_t>(i));
+    MPI_Allreduce(in, out, n, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    std::vector<int> got(out, out + n);
+    expect_eq<int>("allreduce kind shift " + sz(shift), got, [&](size_t i) {
+      int t = 0;
+      for (int w : who) t += ar_in(w, shift, i);
+      return t;
+    });
+    own("allreduce kind shift " + sz(shift), got);
+    if (g_rank == shift % g_size)
+      for (int i = 0; i < n; ++i) out[i] = bc_val(shift, static_cast<size_t>(i));
+    MPI_Bcast(out, n, MPI_INT, shift % g_size, MPI_COMM_WORLD);
+    got.assign(out, out + n);
+    expect_eq<int>("bcast kind shift " + sz(shift), got,
+                   [&](size_t i) { return bc_val(shift, i); });
+    own("bcast kind shift " + sz(shift), got);
+  }
+  MPI_Free_mem(alloc);
+  MPI_Win_free(&win);
+  MPI_Comm_free(&node);
+}
+
+// The v-forms with counts that differ per rank (some zero), between routed collectives.
+void vform_counts() {
+  const size_t ns = static_cast<size_t>(g_size);
+  std::vector<int> counts(ns), displs(ns);
+  int total = 0;
+  for (int p = 0; p < g_size; ++p) {
+    counts[static_cast<size_t>(p)] = p % 3 == 1 ? 0 : 100 * (p + 1);
+    displs[static_cast<size_t>(p)] = total;
+    total += counts[static_cast<size_t>(p)];
+  }
+  std::vector<int> mine(static_cast<size_t>(counts[static_cast<size_t>(g_rank)]));
+  for (size_t i = 0; i < mine.size(); ++i) mine[i] = g_rank * 10000 + static_cast<int>(i);
+  std::vector<int> all(static_cast<size_t>(total), -1);
+  MPI_Allgatherv(mine.data(), static_cast<int>(mine.size()), MPI_INT, all.data(), counts.data(),
+                 displs.data(), MPI_INT, MPI_COMM_WORLD);
+  own("allgatherv", all);
+  blocking_allreduce(MPI_COMM_WORLD, 3, 64, "allreduce after allgatherv");
+  // alltoallv: rank r sends (r + p) % 4 * 10 ints to p.
+  std::vector<int> sc(ns), sd(ns), rc(ns), rd(ns);
+  int st = 0, rt = 0;
+  for (int p = 0; p < g_size; ++p) {
+    sc[static_cast<size_t>(p)] = (g_rank + p) % 4 * 10;
+    rc[static_cast<size_t>(p)] = (p + g_rank) % 4 * 10;
+    sd[static_cast<size_t>(p)] = st;
+    rd[static_cast<size_t>(p)] = rt;
+    st += sc[static_cast<size_t>(p)];
+    rt += rc[static_cast<size_t>(p)];
+  }
+  std::vector<int> s(static_cast<size_t>(st)), r(static_cast<size_t>(rt), -1);
+  for (size_t i = 0; i < s.size(); ++i) s[i] = g_rank * 1000 + static_cast<int>(i);
+  MPI_Alltoallv(s.data(), sc.data(), sd.data(), MPI_INT, r.data(), rc.data(), rd.data(), MPI_INT,
+                MPI_COMM_WORLD);
+  own("alltoallv", r);
+  blocking_bcast(MPI_COMM_WORLD, 5, 64, g_size - 1, "bcast after alltoallv");
+}
+
 std::string arg_str(int argc, char** argv, int i, const char* dflt) {
   return argc > i ? argv[i] : dflt;
 }
@@ -1423,6 +1660,12 @@ int main(int argc, char** argv) {
     large_count();
   } else if (name == "small_interleaved") {
     small_interleaved(arg_int(argc, argv, 3, 40));
+  } else if (name == "mixed_types") {
+    mixed_types();
+  } else if (name == "buffer_kinds") {
+    buffer_kinds();
+  } else if (name == "vform_counts") {
+    vform_counts();
   } else if (name == "lazy_first_collective") {
     lazy_first_collective();
   } else if (name == "small_devshm") {

@@ -325,7 +325,8 @@ void int_sum(void* in, void* inout, int* len, MPI_Datatype*) {
   for (int i = 0; i < *len; ++i) b[i] += a[i];
 }
 
-// Calls the preload must pass through to MPI, each still checked.
+// Calls the preload must pass through to MPI, each still checked (and a derived bcast,
+// which it no longer passes).
 void passed_through(const Comm& c) {
   MPI_Datatype pair;
   MPI_Type_contiguous(2, MPI_INT, &pair);
@@ -359,10 +360,10 @@ void passed_through(const Comm& c) {
     const int want = combine<int>(MPI_SUM, c.size, i, {});
     if (out2[i] != want) fail("iallreduce pair", c.name, i, out2[i], want);
   }
-  // A derived datatype in a bcast.
+  // A derived datatype in a bcast: the engine moves its bytes (issue 39).
   std::vector<int> b(2 * count, c.rank == 0 ? 7 : -1);
   MPI_Bcast(b.data(), count, pair, 0, c.comm);
-  expect("MPI_Bcast", "derived datatype");
+  expect("MPI_Bcast", nullptr);
   for (size_t i = 0; i < b.size(); ++i)
     if (b[i] != 7) fail("bcast pair", c.name, i, b[i], 7);
   // An operator other than sum/prod/max/min, and an empty allreduce.
