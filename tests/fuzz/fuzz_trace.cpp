@@ -1,6 +1,7 @@
-// Trace importers: the file cb_replay --trace reads (collbench JSON, PARAM basic JSON or
-// a CSV count table, told apart by content), through load_replay_input() as cb_replay
-// calls it, then planned under every fusion policy. Expected: UsageError (bad input).
+// Trace importers: the file cb_replay --trace reads (collbench JSON, PARAM basic JSON,
+// PyTorch's Kineto, execution trace and flight recorder JSON, or a CSV count table, told
+// apart by content), through load_replay_input() as cb_replay calls it, then planned under
+// every fusion policy. Expected: UsageError (bad input).
 // Findings: any other exception, a plan with non-finite or negative times, a trace that
 // does not survive writing and reading back, an exported plan cb_replay cannot read, a CSV
 // table that --steps 3 does not split into 3 steps of the same calls.
