@@ -15,6 +15,17 @@ PACKAGES=(
   openssh-server iproute2  # scripts/cluster.sh: an sshd per host of the one-machine cluster
 )
 
+# --apps: what scripts/preload_apps.sh runs (issue 39), not installed by default: Debian's
+# MPICH build of HDF5 (h5pcc.mpich), its parallel example (libhdf5-doc) and h5dump
+# (hdf5-tools), ScaLAPACK's MPICH test programs (scalapack-mpi-test, which also pulls in Open
+# MPI's openmpi-bin: its mpirun/mpicc alternatives are pinned back to MPICH below)
+for arg in "$@"; do
+  case $arg in
+    --apps) PACKAGES+=(libhdf5-mpich-dev libhdf5-doc hdf5-tools scalapack-mpi-test) ;;
+    *) echo "install_deps: unknown option $arg (known: --apps)" >&2; exit 2 ;;
+  esac
+done
+
 missing=()
 for p in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
