@@ -4,8 +4,8 @@
 Reads OUTDIR/<coll>.<series>.<pass>[.c<chunk>].json (series: mpi-<MPI>, engine-<MPI>,
 engine-plain-<MPI>, preload-<MPI>; a chunk is one size range; pass k of every series ran
 in one round, in a shuffled order), OUTDIR/run.json (the run's git revision, seed, passes
-and the runs that succeeded; only those files are read when it is there) and
-OUTDIR/copy_bw.json. The statistics are docs/statistics.md's, from scripts/cbstats.py:
+and the runs that succeeded; only those files are read when it is there) 
+OUTDIR/copy_bw.json and OUTDIR/info.json (cb_info's floors, when it has them). The statistics are docs/statistics.md's, from scripts/cbstats.py:
 
 - per collective, size and series: the median over passes of each pass's average latency,
   with the sign test's 95 % interval (null under 6 passes);
@@ -21,7 +21,10 @@ series' median and interval and each non-library series' ratio, interval and ver
 summary by size band; every size where a non-library series is slower or
 indistinguishable; the git revision measured, and whether the repository's HEAD has moved
 since) and OUTDIR/plots/<coll>.png: bus bandwidth against size, one curve per series with
-error bars from the intervals, and the copy bound (cb_copybw, one thread). Needs
+error bars from the intervals, the copy bound (cb_copybw, one thread) and the floor (cb_info:
+the bus bandwidth at the floor's time). With floors, each table has a floor column (the
+larger of k hand-offs and the bytes each rank must move at memcpy's rate, scripts/cbfloors.py)
+and comparison.json each size's floor and each series' floor / median. Needs
 matplotlib for the plots (Debian's python3-matplotlib: /usr/bin/python3 is tried when this
 interpreter lacks it). An older run (no run.json, 3 passes in a fixed order) is read
 alike: its intervals are null and its verdicts "too few passes"."""
@@ -33,6 +36,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import cbfloors  # noqa: E402
 import cbjson  # noqa: E402
 import cbstats  # noqa: E402
 
@@ -102,14 +106,16 @@ def interval_json(m):
     return None if m is None else [m["lo"], m["hi"]]
 
 
-def analyse(series):
-    """One collective: {"sizes": [{bytes, baseline, series: {name: {...}}}]}. Each series'
-    median and interval; each series other than the baseline against it, pass by pass over
-    the passes where both ran."""
+def analyse(series, coll=None, floors=None):
+    """One collective: {"sizes": [{bytes, baseline, floor, series: {name: {...}}}]}. Each
+    series' median and interval; each series other than the baseline against it, pass by
+    pass over the passes where both ran; with floors (cbfloors.read_info), the floor at each
+    size (null where none) and each series' floor / median."""
     names = sorted(series, key=lambda s: (not is_library(s), s))
     sizes = []
     for b in sorted({b for s in names for b in series[s]}):
-        entry = {"bytes": b, "baseline": None, "series": {}}
+        floor = cbfloors.at(floors, coll, b) if floors else None
+        entry = {"bytes": b, "baseline": None, "floor": floor, "series": {}}
         for s in names:
             passes = series[s].get(b)
             if not passes:
@@ -121,6 +127,9 @@ def analyse(series):
                 "pass_us": times, "median_us": cbstats.median(times),
                 "median_ci95_us": interval_json(m),
                 "ci_confidence": None if m is None else m["confidence"]}
+            if floor is not None:
+                entry["series"][s]["floor_fraction"] = floor["floor_us"] / \
+                    entry["series"][s]["median_us"]
         have = [(v["median_us"], s) for s, v in entry["series"].items() if v["library"]]
         if have:
             base = min(have)[1]
@@ -170,8 +179,9 @@ def table(coll, result, libs, bindings=None):
     lib_names = [s for s in names if is_library(s)]
     others = [s for s in names if not is_library(s)]
     sizes = [e["bytes"] for e in result["sizes"]]
-    head = ["size"] + [f"{s} (us)" for s in names] + ["fastest library"] + \
-           [f"{s} / fastest" for s in others]
+    floors = any(e.get("floor") for e in result["sizes"])
+    head = ["size"] + (["floor (us)"] if floors else []) + [f"{s} (us)" for s in names] + \
+        ["fastest library"] + [f"{s} / fastest" for s in others]
     bound = bindings or {}
     lines = [f"### {coll}", "",
              "Libraries: " + ", ".join(f"`{s}` = {libs.get(s, '?')}" for s in lib_names), "",
@@ -180,6 +190,8 @@ def table(coll, result, libs, bindings=None):
              "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for e in result["sizes"]:
         row = [fmt_size(e["bytes"])]
+        if floors:
+            row.append(f"{e['floor']['floor_us']:.3g}" if e.get("floor") else "")
         row += [fmt_us(e["series"][s]) if s in e["series"] else "" for s in names]
         row.append(e["baseline"][len(LIB):] if e["baseline"] else "")
         row += [fmt_ratio(e["series"][s]["versus"])
@@ -234,7 +246,7 @@ def table(coll, result, libs, bindings=None):
     return "\n".join(lines) + "\n"
 
 
-def plot(out, coll, series, copy_bw):
+def plot(out, coll, series, copy_bw, result=None):
     try:
         import matplotlib
         matplotlib.use("Agg")
@@ -260,6 +272,18 @@ def plot(out, coll, series, copy_bw):
         if pts:
             ax.plot([p[0] for p in pts], [p[1] for p in pts], color="grey", lw=1, ls=":",
                     label="copy bound (1 thread)")
+    # The floor as bus bandwidth: a series' busbw x its median time / the floor's time (the
+    # same bytes, so the same factor), from the fastest library's median at each size.
+    pts = []
+    for e in (result or {}).get("sizes", []):
+        base = series.get(e["baseline"] or "", {}).get(e["bytes"])
+        if e.get("floor") and base and all(v[1] for v in base.values()):
+            bw = cbstats.median([v[1] for v in base.values()])
+            t = cbstats.median([v[0] for v in base.values()])
+            pts.append((e["bytes"], bw * t / e["floor"]["floor_us"]))
+    if pts:
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], color="black", lw=1, ls="-.",
+                label="floor (cb_info: k hand-offs, memcpy)")
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     ax.set_xlabel("message size (bytes)")
@@ -328,13 +352,23 @@ def main(argv):
             copy_bw = {r["bytes"]: r["copy_GBps_1_thread"] for r in json.load(f)["results"]}
     except (OSError, KeyError, ValueError):
         pass
-    results = {coll: analyse(data[coll]) for coll in sorted(data)}
+    floors = None
+    if os.path.exists(os.path.join(out, "info.json")):
+        try:
+            floors = cbfloors.read_info(os.path.join(out, "info.json"))
+        except cbjson.InputError as e:
+            print(f"compare_mpis.py: no floors: {e}", file=sys.stderr)
+    results = {coll: analyse(data[coll], coll, floors) for coll in sorted(data)}
     head = head_revision()
     doc = {"schema": "collbench.compare_mpis.comparison/1",
            "run": None if run is None else {k: run.get(k) for k in
                                             ("git", "seed", "passes", "start", "end",
                                              "machine", "complete")},
            "head_revision": head, "libraries": libs,
+           "floors": None if floors is None else {
+               "info": "info.json", "mode": floors.get("mode"),
+               "one_way_ns": floors["handoff"].get("one_way_ns"),
+               "ranks_cpus": floors["handoff"].get("ranks_cpus")},
            "bindings": {s: sorted(b) for s, b in sorted(bindings.items())},
            "collectives": results}
     with open(os.path.join(out, "comparison.json"), "w") as f:
@@ -349,11 +383,17 @@ def main(argv):
           "(below 1: X is faster), its 95 % interval and the verdict (faster or slower when "
           "the interval excludes 1, indistinguishable when it holds 1). Generated from "
           "comparison.json.", ""]
+    if floors is not None:
+        md += [f"Floors (cb_info, `info.json`): one-way cache-line hand-off "
+               f"{cbfloors.one_way_text(floors)}. `floor`: the larger of k hand-offs (2 for "
+               "allreduce and alltoall, 1 for bcast) and the bytes each rank must read and "
+               "write at one thread's memcpy rate (docs/plots.md, \"cb_info's floors\"); "
+               "none for collectives without one.", ""]
     plotted = True
     for coll in sorted(data):
         md.append(table(coll, results[coll], libs,
                         {s: bindings.get(s, {"?"}) for s in results[coll]["series"]}))
-        plotted = plot(out, coll, data[coll], copy_bw) and plotted
+        plotted = plot(out, coll, data[coll], copy_bw, results[coll]) and plotted
     with open(os.path.join(out, "comparison.md"), "w") as f:
         f.write("\n".join(md))
     if not plotted:

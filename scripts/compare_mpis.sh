@@ -22,7 +22,8 @@
 # Each run: -c, -i 200 (unless the options given set -i/-n/--iterations) and
 # CB_ITERS_LARGE (default 20) iterations above 8 KiB: many short passes, about the old
 # three long ones' time in all.
-# Writes OUTDIR/<coll>.<series>.<pass>.c<chunk>.json (and .txt), copy_bw.json, run.json
+# Writes OUTDIR/<coll>.<series>.<pass>.c<chunk>.json (and .txt), copy_bw.json, info.json
+# (cb_info: the floors), run.json
 # (the git revision and whether the tree was dirty, the seed, passes, MPIs, chunks, dates,
 # host name and cores, and every run: its round, its position in it, whether it failed),
 # and with scripts/compare_mpis.py OUTDIR/comparison.md (per collective and size: each
@@ -33,8 +34,8 @@
 # Timings need a quiet machine. CB_COMPARE_REUSE=1: use the build folders the tests use
 # (build/, build-$CB_MPI/) as they are configured, building only the benchmarks and the
 # preload there (for a smoke run). CB_COMPARE_TARGETS: what to build (default
-# "cb_benchmarks cb_engine_preload"; naming only cb_<coll> of CB_COLLS, cb_copybw and
-# cb_engine_preload saves most of the build). CB_COMPARE_DRY_RUN=1: no build and no run:
+# "cb_benchmarks cb_engine_preload"; naming only cb_<coll> of CB_COLLS, cb_copybw, cb_info
+# and cb_engine_preload saves most of the build). CB_COMPARE_DRY_RUN=1: no build and no run:
 # prints each run's command line in the shuffled order and writes run.json (each run's
 # status "dry run"; what tests/scripts/test_compare_mpis.py checks). Every library is
 # launched as its users would (CB_MPIRUN_AS_USERS=1 in scripts/mpirun_compat.sh: Open
@@ -104,6 +105,8 @@ for mpi in $mpis; do
 done
 first=${mpis%% *}
 [ "$dry" = 1 ] || "${BUILD[$first]}/cb_copybw" -J "$out/copy_bw.json" > "$out/copy_bw.txt"
+# the floors (cache-line hand-off, copy rate per size) the tables and plots show at each size
+[ "$dry" = 1 ] || "${BUILD[$first]}/cb_info" -J "$out/info.json" > "$out/info.txt"
 
 write_run_json() {  # OUTDIR/run.json from the settings and $runs_tsv (complete: true/false)
   local builds=() m

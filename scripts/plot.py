@@ -1,14 +1,16 @@
 #!/usr/bin/env python3
 """Plots collbench result files (collbench.result/1) as PNG and SVG.
 
-  plot.py [-o DIR] [--prefix NAME.] [--per-benchmark] [--copy-bw copy_bw.json] FILE.json ...
+  plot.py [-o DIR] [--prefix NAME.] [--per-benchmark] [--copy-bw copy_bw.json]
+          [--info info.json] FILE.json ...
 
 Writes, for what the files contain: latency.{png,svg} (latency vs size, log-log),
 bandwidth (point-to-point MB/s), busbw and algbw (collectives, GB/s), overlap (non-blocking
 collectives, %) and replay (step time breakdown). One curve per run; an `--algo all` run's
 algorithms get figures of their own (algos.<figure>). Legends name what differs between
 the curves (`MPICH 4.0.2`, `engine, plain buffers`, `engine: ring`), the subtitle what they
-share. Bandwidth figures mark the copy bound when cb_copybw's result is given. Needs
+share. Bandwidth figures mark the copy bound when cb_copybw's result is given, latency
+figures the latency floor (k cache-line hand-offs) when cb_info's is. Needs
 matplotlib; if this interpreter lacks it, /usr/bin/python3 (Debian's python3-matplotlib)
 is tried. See docs/plots.md.
 """
@@ -18,6 +20,7 @@ import signal
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import cbfloors  # noqa: E402
 import cbjson  # noqa: E402
 
 PROG = "plot.py"
@@ -37,6 +40,9 @@ def parse_args(argv):
     ap.add_argument("--copy-bw", action="append", default=[], metavar="FILE",
                     help="cb_copybw's result (copy_bw.json): mark the copy bound on bandwidth "
                          "figures (also taken from FILE.json arguments that are one)")
+    ap.add_argument("--info", action="append", default=[], metavar="FILE",
+                    help="cb_info's document (info.json) with its floors: mark the latency "
+                         "floor (k hand-offs) on latency figures of 2-rank runs on its host")
     ap.add_argument("--skip-invalid", action="store_true",
                     help="warn about and leave out files that are not usable results")
     return ap.parse_args(argv)
@@ -449,6 +455,30 @@ def copy_bound_lines(spec, curves, copies):
     return lines
 
 
+# --- the latency floor ----------------------------------------------------------------------
+
+def floor_lines(spec, curves, floors):
+    """[(value, label)]: one dotted line per distinct latency floor (cb_info's k hand-offs)
+    of the curves of a latency figure whose runs the floors apply to (2 ranks, the host
+    cb_info ran on)."""
+    if spec.name != "latency" or not floors:
+        return []
+    found = {}
+    for s in curves:
+        for f in floors:
+            line = cbfloors.latency_line(f, s.benchmark) if cbfloors.applies(f, s.doc) else None
+            if line is not None:
+                found.setdefault((float(f"{line[0]:.3g}"), line[1], f["host"]),
+                                 []).append(s.benchmark)
+                break
+    out = []
+    for (value, k, host), benches in sorted(found.items()):
+        which = f", {', '.join(dict.fromkeys(benches))}" if len(found) > 1 else ""
+        out.append((value, f"latency floor {value:g} µs ({k} hand-off{'s' if k > 1 else ''}"
+                           f", cb_info{which})"))
+    return out
+
+
 # --- drawing -----------------------------------------------------------------------------
 
 def size_axis(ax, sizes):
@@ -505,10 +535,10 @@ def ordered(curves, labels):
 
 
 def line_figure(plt, spec, series, outdir, prefix, copies=(), name=None, title=None,
-                references=(), unnamed_algo=""):
+                references=(), unnamed_algo="", floors=()):
     """One figure of `spec` over `series`, one colour each; `references` (curves of
     `series`: the runs an --algo all sweep is measured against) are dashed, and black when
-    there is one. With the copy bound when known."""
+    there is one. With the copy bound and the latency floor when known."""
     from matplotlib.lines import Line2D
     curves = [s for s in series if any(points(s, line)[0] for line in spec.lines)]
     if not curves:
@@ -550,9 +580,13 @@ def line_figure(plt, spec, series, outdir, prefix, copies=(), name=None, title=N
     for value, text in copy_bound_lines(spec, curves, copies):
         handles.append(ax.axhline(value, color="0.35", linestyle=(0, (6, 3)), linewidth=1.2,
                                   label=text, zorder=1))
+    for value, text in floor_lines(spec, curves, floors):
+        handles.append(ax.axhline(value, color="0.2", linestyle=(0, (1, 2)), linewidth=1.4,
+                                  label=text, zorder=1))
     size_axis(ax, [x for d in drawn for x in d[3]])
     if spec.ylog:
-        log_value_axis(ax, [y for d in drawn for y in d[4]])
+        log_value_axis(ax, [y for d in drawn for y in d[4]] +
+                       [v for v, _ in floor_lines(spec, curves, floors)])
     if spec.percent:
         lo = min(min(d[4]) for d in drawn)
         hi = max(max(d[4]) for d in drawn)
@@ -636,7 +670,7 @@ def save(plt, fig, outdir, name, prefix):
     return paths
 
 
-def draw_all(plt, series, outdir, prefix, copies=()):
+def draw_all(plt, series, outdir, prefix, copies=(), floors=()):
     """The comparison figures (one curve per run), each --algo all sweep's figures
     (`algos.<figure>`: one curve per algorithm, with the run that let the engine choose,
     black and dashed), and the replay bars."""
@@ -644,7 +678,7 @@ def draw_all(plt, series, outdir, prefix, copies=()):
     copies = list(copies) + found
     written = []
     for spec in FIGURES:
-        written += line_figure(plt, spec, main, outdir, prefix, copies)
+        written += line_figure(plt, spec, main, outdir, prefix, copies, floors=floors)
     refs = list({id(ref): ref for _, ref in sweeps if ref is not None}.values())
     curves = [s for sweep, _ in sweeps for s in sweep] + refs
     for spec in FIGURES if curves else ():
@@ -653,7 +687,7 @@ def draw_all(plt, series, outdir, prefix, copies=()):
                  f"{executable(curves[0])}: {spec.title.lower()}, each algorithm (--algo all)")
         written += line_figure(plt, spec, curves, outdir, prefix, copies,
                                name=f"algos.{spec.name}", title=title, references=refs,
-                               unnamed_algo="tuned")
+                               unnamed_algo="tuned", floors=floors)
     return written + replay_figure(plt, series, outdir, prefix)
 
 
@@ -674,6 +708,7 @@ def main(argv=None):
               if is_copy_bw(doc)]
     try:
         copies += [cbjson.load(path) for path in args.copy_bw]
+        floors = [cbfloors.read_info(path) for path in args.info]
     except cbjson.InputError as e:
         print(f"{PROG}: error: {e}", file=sys.stderr)
         return 2
@@ -683,9 +718,9 @@ def main(argv=None):
             written = []
             for bench in dict.fromkeys(s.benchmark for s in series):
                 written += draw_all(plt, [s for s in series if s.benchmark == bench],
-                                    args.outdir, f"{args.prefix}{bench}.", copies)
+                                    args.outdir, f"{args.prefix}{bench}.", copies, floors)
         else:
-            written = draw_all(plt, series, args.outdir, args.prefix, copies)
+            written = draw_all(plt, series, args.outdir, args.prefix, copies, floors)
     except OSError as e:
         print(f"{PROG}: error: {e.filename or args.outdir}: cannot write: {e.strerror}",
               file=sys.stderr)

@@ -23,10 +23,14 @@ fi
 # Replay runs get their own table and figure (replay_table.py); the rest go per benchmark.
 mapfile -t replays < <(grep -l '"name": *"replay"' "${files[@]}" || true)
 mapfile -t others < <(grep -L '"name": *"replay"' "${files[@]}" || true)
+# cb_info's floors (info.json of a cb_info with --floors): the latency floor line
+floors=()
+grep -q '"handoff"' "$dir/info.json" 2>/dev/null && floors=(--info "$dir/info.json")
 status=0
 mkdir -p "$dir/plots"
 if [ ${#others[@]} -gt 0 ]; then
-  "$py" "$here/plot.py" --per-benchmark --skip-invalid -o "$dir/plots" "${others[@]}" >/dev/null ||
+  "$py" "$here/plot.py" --per-benchmark --skip-invalid "${floors[@]}" -o "$dir/plots" \
+    "${others[@]}" >/dev/null ||
     status=$?
   "$py" "$here/compare.py" --baseline-backend "$baseline" --metric latency,busbw,bandwidth \
     --skip-invalid --md "$dir/summary.md" --json "$dir/summary.json" "${others[@]}" || status=$?
@@ -39,7 +43,7 @@ copy=()
 for b in latency bw bibw mbw_mr allreduce bcast alltoall allgather reduce_scatter; do
   mapfile -t main < <(ls "$dir/$b".{mpi,engine,nccl}.*.json 2>/dev/null || true)
   if [ ${#main[@]} -gt 1 ]; then
-    "$py" "$here/plot.py" --skip-invalid "${copy[@]}" --prefix "side-by-side.$b." \
+    "$py" "$here/plot.py" --skip-invalid "${copy[@]}" "${floors[@]}" --prefix "side-by-side.$b." \
       -o "$dir/plots" "${main[@]}" >/dev/null || status=$?
   fi
 done

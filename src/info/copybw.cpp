@@ -8,7 +8,6 @@
 #include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <thread>
 #include <vector>
 
 #include "backends/control.hpp"
@@ -16,36 +15,18 @@
 #include "harness/environment.hpp"
 #include "harness/report.hpp"
 #include "harness/sizes.hpp"
-#include "harness/timer.hpp"
+#include "info/floors.hpp"
 
 namespace {
 
-// Best of several timed batches: GB/s of bytes copied (10^9 B/s), buffers pre-touched.
+// Best of five timed batches: GB/s of bytes copied (10^9 B/s), buffers pre-touched, each
+// batch about 64 MiB per thread (info/floors.hpp's copy_rates, which cb_info's floors use).
 // `piece`: bytes per memcpy call. glibc switches to non-temporal stores for one large
 // copy (above ~3/4 of the L3), which on this VM is slower than the same bytes copied in
 // cache-sized pieces, as pipelined collectives copy them; so both are measured.
 double copy_rate(size_t bytes, int threads, size_t piece) {
-  std::vector<std::vector<char>> src(threads), dst(threads);
-  for (int t = 0; t < threads; ++t) {
-    src[t].assign(bytes, 1);
-    dst[t].assign(bytes, 0);
-  }
-  const size_t reps = std::max<size_t>(1, (size_t{256} << 20) / std::max<size_t>(bytes, 1) / 4);
-  double best = 0;
-  for (int trial = 0; trial < 5; ++trial) {
-    std::vector<std::thread> pool;
-    const double t0 = cb::now_s();
-    for (int t = 0; t < threads; ++t)
-      pool.emplace_back([&, t] {
-        for (size_t r = 0; r < reps; ++r)
-          for (size_t off = 0; off < bytes; off += piece)
-            std::memcpy(dst[t].data() + off, src[t].data() + off, std::min(piece, bytes - off));
-      });
-    for (auto& th : pool) th.join();
-    const double dt = cb::now_s() - t0;
-    best = std::max(best, double(bytes) * double(reps) * threads / dt / 1e9);
-  }
-  return best;
+  const auto rates = cb::info::copy_rates(bytes, threads, piece, 5, (size_t{256} << 20) / 4);
+  return *std::max_element(rates.begin(), rates.end());
 }
 
 }  // namespace

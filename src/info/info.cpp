@@ -4,10 +4,13 @@
 //   mpirun -n N cb_info [-J FILE]   also lists the hosts and ranks of the job
 //
 // The JSON ("collbench.info/1") holds the same "environment" block as every result JSON,
-// plus what only matters here: CUDA architectures, whether MPI is CUDA-aware, NCCL's version.
+// plus what only matters here: CUDA architectures, whether MPI is CUDA-aware, NCCL's version,
+// and the machine's floors (info/floors.hpp), measured by rank 0 while the others sleep.
 #include <mpi.h>
+#include <time.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -24,8 +27,10 @@
 #include "backends/control.hpp"
 #include "config.hpp"
 #include "core/errors.hpp"
+#include "core/mpi_check.hpp"
 #include "harness/environment.hpp"
 #include "harness/rdma.hpp"
+#include "info/floors.hpp"
 
 #if CB_HAVE_NCCL
 #include <nccl.h>
@@ -95,7 +100,38 @@ json engine_info() {
   return out;
 }
 
-json collect(const Control& ctl) {
+// The ranks of rank 0's host, from environment.hosts.
+std::vector<int> root_host_ranks(const json& env) {
+  for (const auto& h : env["hosts"]) {
+    std::vector<int> ranks = h["ranks"].get<std::vector<int>>();
+    if (std::find(ranks.begin(), ranks.end(), 0) != ranks.end()) return ranks;
+  }
+  return {0};
+}
+
+// Rank 0 measures the floors while the other ranks wait in a barrier they poll every
+// millisecond, asleep in between: a busy-polling rank would take a core from the measurement.
+json floors(const Control& ctl, const json& env, info::FloorsMode mode) {
+  json out;
+  if (ctl.is_root()) {
+    try {  // the other ranks wait below: an error here must reach the barrier too
+      out = info::measure_floors(mode, info::floors_cpus(env["binding"], root_host_ranks(env)));
+    } catch (const std::exception& e) {
+      out = {{"mode", mode == info::FloorsMode::Long ? "long" : "quick"}, {"error", e.what()}};
+    }
+  }
+  MPI_Request req = MPI_REQUEST_NULL;
+  CB_MPI(MPI_Ibarrier(ctl.comm(), &req));
+  const timespec nap{0, 1000000};
+  for (int done = 0;;) {
+    CB_MPI(MPI_Test(&req, &done, MPI_STATUS_IGNORE));
+    if (done) break;
+    nanosleep(&nap, nullptr);
+  }
+  return out;
+}
+
+json collect(const Control& ctl, info::FloorsMode mode) {
   json info;
   info["schema"] = "collbench.info/1";
   describe_environment(ctl, info["environment"]);
@@ -103,6 +139,7 @@ json collect(const Control& ctl) {
   info["mpi"] = mpi_cuda_support();
   info["nccl"] = nccl_info();
   info["engine"] = engine_info();
+  info["floors"] = floors(ctl, info["environment"], mode);
   return info;
 }
 
@@ -297,6 +334,7 @@ void print(const json& info) {
   print_machine(env);
   print_ranks(env);
   print_engine(info["engine"]);
+  info::print_floors(info["floors"]);
   std::fflush(stdout);
 }
 
@@ -310,11 +348,17 @@ void write_json(const json& info, const std::string& path) {
 // Returns the exit status; every rank returns the same.
 int run(int argc, char** argv) {
   Control ctl;
-  CLI::App app("collbench: what this build and machine have (build, MPI, CUDA, NCCL, RDMA, CPU)",
-               "cb_info");
-  std::string json_path;
+  CLI::App app(
+      "collbench: what this build and machine have (build, MPI, CUDA, NCCL, RDMA, CPU) and "
+      "the floors it allows (cache-line hand-off, copy bandwidth, 2-rank collectives)",
+      "cb_info");
+  std::string json_path, floors_text = "quick";
   app.add_option("-J,--json", json_path, "also write everything as JSON to FILE")
       ->type_name("FILE");
+  app.add_option("--floors", floors_text,
+                 "measure the floors: quick (about 1 s), long (more samples, 10-20 s) or off")
+      ->type_name("MODE")
+      ->check(CLI::IsMember({"off", "quick", "long"}));
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {
@@ -325,7 +369,7 @@ int run(int argc, char** argv) {
       std::fprintf(stderr, "collbench: error: %s (run cb_info --help for the options)\n", e.what());
     return kExitUsage;
   }
-  const json info = collect(ctl);
+  const json info = collect(ctl, info::parse_floors_mode(floors_text));
   if (ctl.is_root()) print(info);
   agreed(ctl, [&] {
     if (ctl.is_root() && !json_path.empty()) write_json(info, json_path);

@@ -39,6 +39,8 @@ NO_SCHEMA_YET = {
     "collbench.model/1": "scripts/model.py's report (new; its format is still changing)",
     "collbench.fidelity/1": "scripts/omb_fidelity.py's comparison with OMB's loop (new)",
     "collbench.fidelity_callgrind/1": "scripts/omb_fidelity.py's instruction counts (new)",
+    "collbench.floors_report/1": "scripts/cbfloors.py's table of runs against cb_info's "
+                                 "floors (new)",
 }
 
 QUICK = ["-m", "8:8", "-i", "2", "-x", "1"]  # one small size, few iterations
@@ -170,6 +172,12 @@ def mutations(doc):
         broken("without engine", lambda d: d.pop("engine"))
         broken("without environment.rdma", lambda d: d["environment"].pop("rdma"))
         broken("without environment.line_rate", lambda d: d["environment"].pop("line_rate"))
+        broken("without floors", lambda d: d.pop("floors"))
+        if "handoff" in doc["floors"]:
+            broken("floors without handoff", lambda d: d["floors"].pop("handoff"))
+            broken("a collective floor of 3 ranks",
+                   lambda d: d["floors"]["collectives"][0].update(ranks=3))
+            broken("floors off with measurements", lambda d: d["floors"].update(mode="off"))
     elif kind == "collbench.trace/1":
         broken("an op without coll", lambda d: d["ops"][0].pop("coll"))
         broken("an op with a misspelt field", lambda d: d["ops"][0].update(cout=1))

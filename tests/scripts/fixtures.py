@@ -58,6 +58,31 @@ def copy_bw_document(host="node1", rows=((1 << 20, 40.0, 60.0), (64 << 20, 10.0,
     return doc
 
 
+def info_document(host="node1", one_way_ns=200.0,
+                  rows=((4096, 100.0), (1 << 20, 50.0), (64 << 20, 10.0), (1 << 30, 20.0))):
+    """cb_info's document with its floors: the hand-off (ns, one way) and one thread's
+    memcpy rate per size, (bytes, GB/s copied); the collectives' counts as cb_info's."""
+    counts = {"allreduce": (2, 1, 1), "bcast": (1, 1, 1), "alltoall": (2, 2, 2),
+              "barrier": (2, 0, 0), "latency": (1, 1, 1)}
+    return {
+        "schema": "collbench.info/1",
+        "environment": {"hostname": host, "nranks": 1, "nodes": 1},
+        "floors": {
+            "mode": "quick", "seconds": 0.5,
+            "handoff": {"method": "test", "samples": 21, "round_trips_per_sample": 500,
+                        "ranks_cpus": [0, 1], "ranks_cpus_from": "test", "pairs": [],
+                        "one_way_ns": one_way_ns},
+            "bandwidth": {"threads": 1, "rows": [
+                {"bytes": b, "where": "L2", "trials": 5, "memcpy_GBps": r,
+                 "read_write_GBps": 2 * r} for b, r in rows]},
+            "collectives": [
+                {"coll": c, "ranks": 2, "handoffs": k, "read_bytes_per_byte": rd,
+                 "write_bytes_per_byte": wr, "why": "test",
+                 "latency_floor_us": None if one_way_ns is None else k * one_way_ns / 1e3,
+                 "points": []}
+                for c, (k, rd, wr) in counts.items()]}}
+
+
 def latency_record(size, avg):
     return {"bytes": size, "iterations": 100, "warmup": 10,
             "latency_us": {"avg": avg, "min": avg, "max": avg, "p50": avg, "p90": avg,

@@ -126,6 +126,22 @@ class CompareMpis(unittest.TestCase):
         self.assertEqual(self.json["bindings"]["mpi-b"],
                          ["rank 0 on CPU 0, rank 1 on CPU 1 (bound)"])
 
+    def test_floors_from_info_json(self):
+        """With cb_info's info.json: a floor column (2 hand-offs of 200 ns; at 1 MiB 2 MiB
+        moved at 50 GB/s: 20.97 us) and each series' floor / median in the JSON."""
+        self.assertNotIn("floor (us)", self.md)  # none without info.json
+        self.assertIsNone(self.json["floors"])
+        fx.write_all(self.d, {"info.json": fx.info_document()})
+        self.run_script()
+        self.assertIn("| size | floor (us) | mpi-a (us) |", self.md)
+        self.assertIn("one-way cache-line hand-off 200 ns (CPUs 0 and 1", self.md)
+        self.assertEqual(self.row("1 KiB")[1], "0.4")
+        self.assertEqual(self.row("1 MiB")[1], "21")
+        e, b = self.at(1 << 20, "mpi-b")
+        self.assertAlmostEqual(e["floor"]["floor_us"], 2 * (1 << 20) / 100e3)
+        self.assertAlmostEqual(b["floor_fraction"], e["floor"]["floor_us"] / b["median_us"])
+        self.assertEqual(self.json["floors"]["one_way_ns"], 200.0)
+
     def test_median_with_its_interval(self):
         # mpi-b at 1 KiB: 20 x SPEED, sorted 20 20 20 20 20 30 40 50 60 60: median 25, the
         # interval [x(2), x(9)] = [20, 60]

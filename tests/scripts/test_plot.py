@@ -272,6 +272,30 @@ class PlotTest(unittest.TestCase):
         self.assert_texts("latency", absent=("copy bound",))
         # (as one of the FILE.json arguments: test_plots_sh_on_a_results_directory)
 
+    def test_latency_floor(self):
+        """cb_info's floors: a dotted line at k hand-offs on the latency figure of 2-rank
+        runs on its host (2 x 200 ns for allreduce); none for other rank counts or hosts,
+        and none on bandwidth figures."""
+        sizes = [8, 1024, 1 << 20]
+        files = fx.write_all(self.dir, {
+            "info.json": fx.info_document(),
+            "ar2.json": fx.document("allreduce", "mpi", [fx.coll_record(s, 1.0 + s / 1e3, nranks=2)
+                                                         for s in sizes], nranks=2),
+            "bc2.json": fx.document("bcast", "mpi", [fx.coll_record(s, 1.0 + s / 1e3, nranks=2)
+                                                     for s in sizes], nranks=2)})
+        self.plot("-o", self.out, "--info", files["info.json"], files["ar2.json"])
+        self.assert_texts("latency", present=("latency floor 0.4 µs (2 hand-offs, cb_info)",))
+        self.assert_texts("busbw", absent=("latency floor",))
+        self.plot("-o", self.out, "--info", files["info.json"], files["ar2.json"],
+                  files["bc2.json"])
+        self.assert_texts("latency", present=(
+            "latency floor 0.2 µs (1 hand-off, cb_info, bcast)",
+            "latency floor 0.4 µs (2 hand-offs, cb_info, allreduce)"))
+        self.plot("-o", self.out, "--info", files["info.json"], self.files["allreduce.mpi.json"])
+        self.assert_texts("latency", absent=("latency floor",))  # 4 ranks: no floor
+        p = self.plot("-o", self.out, "--info", files["ar2.json"], files["ar2.json"], rc=2)
+        self.assertIn("not a cb_info document", p.stderr)
+
     def test_prefix_and_replay_only(self):
         self.plot("-o", self.out, "--prefix", "r.", self.files["replay.mpi.json"])
         self.assertEqual(outputs(self.out), ["r.replay.png", "r.replay.svg"])
