@@ -35,7 +35,8 @@ def machine(env):
     info = os.path.join(env.bindir, "cb_info")
     if os.path.exists(info):
         out = env.path("machine.json")
-        p = subprocess.run([info, "-J", out], capture_output=True, text=True, timeout=120)
+        p = subprocess.run([info, "--floors", "off", "-J", out], capture_output=True, text=True,
+                           timeout=120)
         if p.returncode == 0:
             e = load_json(out)["environment"]
             features, gpu = e["collbench"]["features"], e["gpu"]

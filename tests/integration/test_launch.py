@@ -317,7 +317,8 @@ def launch_recorded_in_json(env):
         check("both ranks are on one node" in r.out, "one-node header line:\n" + r.out)
     # cb_info as one process: no launcher; its RDMA section names the line rate or its absence.
     info = env.path("info.json")
-    p = subprocess.run([env.exe("info"), "-J", info], capture_output=True, text=True, timeout=60,
+    p = subprocess.run([env.exe("info"), "--floors", "off", "-J", info], capture_output=True,
+                       text=True, timeout=60,
                        env={k: v for k, v in os.environ.items() if not k.startswith("SLURM_")})
     check(p.returncode == 0, f"cb_info: {p.stderr}")
     launcher = load_json(info)["environment"]["launcher"]
