@@ -9,6 +9,7 @@ PACKAGES=(
   mpich libmpich-dev libcli11-dev nlohmann-json3-dev
   libibverbs-dev librdmacm-dev libhwloc-dev
   libgtest-dev libbenchmark-dev
+  libprotobuf-dev protobuf-compiler  # Chakra ET: C++ generated from et_def.proto (cb_replay)
   python3 python3-matplotlib python3-jsonschema  # jsonschema: tests/integration/test_schemas.py
   clang-14 libclang-rt-14-dev llvm-14  # libFuzzer, sanitizer runtimes, symbolizer (fuzz.sh)
   clang-format-14  # tests/layering/check_format.sh: sources as .clang-format says

@@ -139,7 +139,18 @@ def rank_main(rank, world, mode, out, port, keep_all):
         loss.backward()
         opt.step()
 
-    step()  # warmup: DDP rebuilds its buckets in backward order after the first step
+    try:
+        step()  # warmup: DDP rebuilds its buckets in backward order after the first step
+    except (AttributeError, RuntimeError) as e:
+        if mode != "fsdp" or "FSDP2" not in info.get("fsdp", ""):
+            raise
+        # FSDP2 before torch 2.7 needs accelerator streams: FSDP1 on CPU instead.
+        from torch.distributed.fsdp import FullyShardedDataParallel as FSDP
+        torch.manual_seed(0)
+        net = FSDP(model(torch), device_id=torch.device("cpu"))
+        info["fsdp"] = f"FullyShardedDataParallel (FSDP1): fully_shard failed on CPU ({e})"
+        opt = torch.optim.SGD(net.parameters(), lr=0.01)
+        step()
     from torch.profiler import ExecutionTraceObserver, ProfilerActivity, profile, schedule
     folder = os.path.join(out, f"{mode}-w{world}")
     for fmt in ("kineto", "et", "fr"):

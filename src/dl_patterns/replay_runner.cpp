@@ -51,7 +51,14 @@ class ReplayRunner final : public Runner {
                            in_.source + " --fusion " + o.fusion + " --compute " + o.compute);
         t.world_size = in_.trace.world_size;
         try {
-          save_trace(t, o.export_trace);
+          // FILE.et: Chakra ET (for ASTRA-sim, PARAM's et_replay); else collbench JSON.
+          const std::string& path = o.export_trace;
+          if (path.size() > 3 && path.compare(path.size() - 3, 3, ".et") == 0) {
+            if (t.world_size == 0) t.world_size = rc_.ctl.size();
+            save_chakra(t, path);
+          } else {
+            save_trace(t, path);
+          }
         } catch (const TraceError& e) {
           throw UsageError(std::string("--export-trace: ") + e.what());
         }

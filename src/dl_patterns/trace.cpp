@@ -3,6 +3,7 @@
 
 #include "core/coll_spec.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -263,6 +264,10 @@ void save_trace(const Trace& trace, const std::string& path) {
 }
 
 Trace load_trace(const std::string& path) {
+  return detail::load_trace_file(path, 0);
+}
+
+Trace detail::load_trace_file(const std::string& path, int world_hint) {
   std::ifstream file(path, std::ios::binary);
   if (!file) fail(path, std::string("cannot open: ") + std::strerror(errno));
   std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
@@ -278,10 +283,21 @@ Trace load_trace(const std::string& path) {
          "looks like a Python pickle (the flight recorder's default dump): not read, since "
          "unpickling an untrusted file runs code; dump JSON instead: "
          "torch._C._distributed_c10d._dump_fr_trace_json() (_dump_nccl_trace_json() for NCCL)");
-  if (text.find('\0') != std::string::npos)
-    fail(path,
-         "looks like a binary file (expected a JSON trace or CSV; Chakra ET protobuf files "
-         "are not read by this build)");
+  // Text formats have no control characters but blanks; protobuf's tags and lengths do.
+  const size_t head = std::min<size_t>(text.size(), 4096);
+  const bool binary =
+      text.find('\0') != std::string::npos ||
+      std::any_of(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(head), [](char c) {
+        const auto u = static_cast<unsigned char>(c);
+        return u < 0x20 && u != '\t' && u != '\n' && u != '\r' && u != '\f' && u != '\v';
+      });
+  if (binary) {
+    if (!chakra_supported())
+      fail(path,
+           "looks like a binary file (expected a JSON trace or CSV; Chakra ET protobuf files "
+           "are not read by this build)");
+    return import_chakra(text, path, world_hint);
+  }
   if (text[first] != '{' && text[first] != '[') {
     std::istringstream in(text);
     return import_csv(in, path);

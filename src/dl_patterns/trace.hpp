@@ -81,6 +81,14 @@ Trace import_param_basic(const nlohmann::json& records, const std::string& origi
 Trace import_kineto(const nlohmann::json& doc, const std::string& origin);
 Trace import_execution_trace(const nlohmann::json& doc, const std::string& origin);
 Trace import_flight_recorder(const nlohmann::json& doc, const std::string& origin);
+// MLCommons Chakra ET (et_def.proto; docs/trace-format.md §10), in builds with protobuf
+// (chakra_supported()); otherwise they throw TraceError saying so. `world_size` sizes
+// reduce_scatter and all-to-all shares when the file does not say (0: unknown).
+bool chakra_supported();
+Trace import_chakra(const std::string& bytes, const std::string& origin, int world_size = 0);
+// Writes the ops as COMP_NODEs (compute_us) and COMM_COLL_NODEs in a chain of control
+// dependencies, for ASTRA-sim or PARAM's et_replay.
+void save_chakra(const Trace& trace, const std::string& path);
 
 nlohmann::json to_json(const Trace& trace);
 // PARAM basic records (sizes in elements), for replay with PARAM's commsTraceReplay.py.

@@ -31,6 +31,10 @@ void check_op_size(size_t count, Dtype dtype, std::string_view field, const std:
 // An op given only in bytes: float elements when the size allows, else bytes (char).
 TraceOp op_from_bytes(Coll coll, size_t bytes);
 
+// load_trace(path), with the ranks of the job when the file's format may not say them
+// (a Chakra ET in a folder of n per-rank files: its reduce_scatter and all-to-all shares).
+Trace load_trace_file(const std::string& path, int world_hint);
+
 // "dir/resnet50.trace.json" -> "resnet50.trace": the default trace name.
 std::string file_stem(const std::string& origin);
 

@@ -727,7 +727,7 @@ Trace load_trace(const std::string& path, int rank) {
     fail(path, "ranks 0 to " + std::to_string(n - 1) + " expected, found rank " +
                    std::to_string(files.rbegin()->first));
   std::vector<Trace> traces;
-  for (const auto& [r, file] : files) traces.push_back(load_trace(file));
+  for (const auto& [r, file] : files) traces.push_back(load_trace_file(file, n));
   // Every rank must issue the same collectives, or the replay would hang or mismatch.
   Trace t = traces[static_cast<size_t>(rank % n)];
   for (int r = 0; r < n; ++r) {

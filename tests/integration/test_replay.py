@@ -104,6 +104,19 @@ def torch_traces_on(env, backend):
             if job == "ddp-w2" and fmt != "fr":
                 sizes = [m["bytes"] for m in res["messages"] if m["coll"] == "allreduce"]
                 check(sizes[:5] == buckets, f"{what}: buckets {sizes} vs DDP's {buckets}")
+    # Chakra ET (for ASTRA-sim, et_replay): the FSDP step written by --export-trace, read
+    # back and replayed. Only in builds with protobuf (docs/trace-format.md §10).
+    et = env.path("fsdp.et")
+    r = env.run(1, "replay", ["--trace", os.path.join(TORCH, "fsdp-w2", "kineto"), "--compute",
+                              "trace", "--export-trace", et])
+    if "writes no Chakra ET" in r.err:
+        return
+    check(r.rc == 0 and os.path.getsize(et) > 0, f"--export-trace fsdp.et: {r}")
+    r, res, _ = replay(env, ["--trace", et, "--compute", "trace", "--backend", backend, "-c",
+                             "-i", "1", "-x", "0"])
+    check(res["validation"]["passed"] and res["message_count"] == 54,
+          f"fsdp.et on {backend}: {res['message_count']} messages, {res['validation']}")
+    check("chakra:" in r.out, f"fsdp.et: header\n{r.out}")
 
 
 @case

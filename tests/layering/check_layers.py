@@ -40,7 +40,8 @@ LAYERS = [
 ROOT_LAYER = "core"
 
 # Generated headers an include may name, with the src/ file they are generated from.
-GENERATED = {"config.hpp": "config.hpp.in"}  # configure_file() into build/generated/
+GENERATED = {"config.hpp": "config.hpp.in",  # configure_file() into build/generated/
+             "dl_patterns/et_def.pb.h": "dl_patterns/et_def.proto"}  # protoc (Chakra ET)
 
 # System headers allowed only in some places: (what, regex on the header name,
 # {layer: files (paths relative to src/, fnmatch patterns) allowed to include it}).
