@@ -79,9 +79,18 @@ on_host() {  # on_host I CMD...: CMD inside host I's namespaces
 
 sshd_running() { on_host "$1" sh -c "[ -s $STATE/host$1/sshd.pid ] && kill -0 \$(cat $STATE/host$1/sshd.pid)" 2>/dev/null; }
 
+close_fds() {  # closes what this shell inherited beyond 0-2: a caller's lock (flock FILE
+  # scripts/cluster.sh up ...) must not live on in the hosts' processes
+  local f fd
+  for f in "/proc/$BASHPID/fd/"*; do
+    fd=${f##*/}
+    if [ "$fd" -gt 2 ]; then eval "exec $fd>&-" 2>/dev/null || true; fi
+  done
+}
+
 start_sshd() {  # start_sshd I
-  on_host "$1" taskset -c "$(cat "$STATE/host$1/cpus")" /usr/sbin/sshd -f "$STATE/ssh/sshd_config" -o "ListenAddress=$NET.$1" \
-    -o "PidFile=$STATE/host$1/sshd.pid" -E "$STATE/host$1/sshd.log" 9>&-
+  (close_fds; on_host "$1" taskset -c "$(cat "$STATE/host$1/cpus")" /usr/sbin/sshd -f "$STATE/ssh/sshd_config" -o "ListenAddress=$NET.$1" \
+    -o "PidFile=$STATE/host$1/sshd.pid" -E "$STATE/host$1/sshd.log")
 }
 
 # --- down: everything up makes, found by name (state files may be gone after a crash) ------
@@ -229,10 +238,11 @@ start_host() {  # start_host I: its namespaces (net exists) and first process, t
   echo "$PREFIX$i" >"$d/hostname"
   cat /proc/sys/kernel/random/uuid >"$d/boot_id"  # hosts differ as real ones do (UCX, ...)
   host_init >"$STATE/host-init.sh"
-  setsid nsenter --net="/run/netns/$PREFIX$i" -- unshare --mount --uts --ipc --pid --fork \
-    --mount-proc --propagation private -- bash "$STATE/host-init.sh" "$i" "$STATE" "$PREFIX$i" \
-    "$(host_cpus "$i")" \
-    </dev/null >"$d/init.log" 2>&1 9>&- &
+  local cpus
+  cpus=$(host_cpus "$i")
+  (close_fds; exec setsid nsenter --net="/run/netns/$PREFIX$i" -- unshare --mount --uts --ipc \
+    --pid --fork --mount-proc --propagation private -- bash "$STATE/host-init.sh" "$i" \
+    "$STATE" "$PREFIX$i" "$cpus") </dev/null >"$d/init.log" 2>&1 &
   holder=$!
   echo "$holder" >"$d/holder"
   for _ in $(seq 50); do
@@ -372,8 +382,8 @@ status() {
     host_pid "$i" >/dev/null || { state="NOT RUNNING"; rc=1; }
     if [ "$state" = running ]; then sshd_running "$i" || { sshd="STOPPED"; rc=1; }; else sshd="-"; fi
     procs=$(ip netns pids "$PREFIX$i" 2>/dev/null | wc -l)
-    link=$(ip -n "$SWITCH" -br link show "sw-h$i" 2>/dev/null | awk '{print $2}')
-    q=$(tc -n "$SWITCH" class show dev "sw-h$i" 2>/dev/null | grep -o 'rate [^ ]*' | head -1)
+    link=$(ip -n "$SWITCH" -br link show "sw-h$i" 2>/dev/null | awk '{print $2}' || true)
+    q=$(tc -n "$SWITCH" class show dev "sw-h$i" 2>/dev/null | grep -o 'rate [^ ]*' | head -1 || true)
     echo "  $PREFIX$i  $NET.$i  host $state (cpus $(cat "$STATE/host$i/cpus" 2>/dev/null || echo ?))," \
       "sshd $sshd, $procs process(es), link ${link:-?}${q:+ ($q)}"
   done
