@@ -133,6 +133,9 @@ template <typename Message>
 bool read_message(CodedInputStream& in, Message& m, const std::string& where) {
   uint32_t size = 0;
   if (!in.ReadVarint32(&size)) return false;
+  if (static_cast<int64_t>(size) > in.BytesUntilTotalBytesLimit())
+    fail(where, "a message of " + std::to_string(size) +
+                    " bytes runs past the end of the file (a truncated or non-Chakra file)");
   const auto limit = in.PushLimit(static_cast<int>(size));
   if (!m.ParseFromCodedStream(&in) || in.BytesUntilLimit() != 0)
     fail(where, "not a valid " + m.GetTypeName() + " message (a truncated or non-Chakra file)");
@@ -161,7 +164,9 @@ bool chakra_supported() {
 Trace import_chakra(const std::string& bytes, const std::string& origin, int world_size) {
   ArrayInputStream raw(bytes.data(), static_cast<int>(bytes.size()));
   CodedInputStream in(&raw);
-  in.SetTotalBytesLimit(static_cast<int>(std::min<size_t>(bytes.size() + 16, INT32_MAX)));
+  if (bytes.size() > static_cast<size_t>(INT32_MAX))
+    fail(origin, "larger than 2 GiB: protobuf reads no larger stream");
+  in.SetTotalBytesLimit(static_cast<int>(bytes.size()));
   pb::GlobalMetadata meta;
   try {
     if (!read_message(in, meta, origin)) fail(origin, "no GlobalMetadata");

@@ -360,9 +360,19 @@ TEST(TraceChakra, BadFiles) {
                                      "0.0.4"
                                      "\x09\x08\x01",
                                      11));
-  EXPECT_NE(
-      trace_error([&] { load_trace(cut.path()); }).find(cut.path() + ": node[0]: not a valid"),
-      std::string::npos);
+  EXPECT_NE(trace_error([&] {
+              load_trace(cut.path());
+            }).find(cut.path() + ": node[0]: a message of 9 bytes runs past the end"),
+            std::string::npos);
+  // A node that does not parse (a tag of wire type 7, which protobuf has not).
+  TempFile bad("bad.et", std::string("\x07\x0a\x05"
+                                     "0.0.4"
+                                     "\x01\x0f",
+                                     10));
+  EXPECT_NE(trace_error([&] {
+              load_trace(bad.path());
+            }).find(bad.path() + ": node[0]: not a valid ChakraProtoMsg.Node message"),
+            std::string::npos);
 }
 
 }  // namespace
