@@ -659,7 +659,8 @@ ParseOutcome parse_options(const BenchDesc& desc, int argc, const char* const* a
     app.add_option("--compute", o.compute, "emulated backward compute: none, trace, us-per-mb:X");
     app.add_option("--parallel", o.parallel,
                    "data parallelism of --model: ddp, zero1[:ELEMENTS], zero2[:ELEMENTS], fsdp");
-    app.add_option("--export-trace", o.export_trace, "write the plan as a collbench JSON trace (FILE.et: Chakra ET)");
+    app.add_option("--export-trace", o.export_trace,
+                   "write the plan as a collbench JSON trace (FILE.et: Chakra ET)");
     app.add_option("--steps", o.steps,
                    "training steps a CSV count table covers: each replay step replays one")
         ->check(at_least(1));
