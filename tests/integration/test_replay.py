@@ -119,7 +119,7 @@ def torch_traces_on(env, backend):
     check("chakra:" in r.out, f"fsdp.et: header\n{r.out}")
 
 
-@case
+@case('-asan')  # the importers run under ASan in replay_torch_traces_engine and the unit tests
 def replay_torch_traces_mpi(env):
     torch_traces_on(env, "mpi")
 
