@@ -45,7 +45,7 @@ struct FloorsCpus {
 FloorsCpus floors_cpus(const nlohmann::json& binding, const std::vector<int>& host_ranks);
 
 // The "floors" block of collbench.info/1 (measured now, on this thread's host; takes
-// about 1 s in Quick mode, 10-20 s in Long). Mode Off: {"mode": "off"}.
+// about 1 s in Quick mode, 5 s in Long on a 2-core VM). Mode Off: {"mode": "off"}.
 nlohmann::json measure_floors(FloorsMode mode, const FloorsCpus& cpus);
 
 // The [floors] section of cb_info's text.

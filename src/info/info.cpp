@@ -356,7 +356,7 @@ int run(int argc, char** argv) {
   app.add_option("-J,--json", json_path, "also write everything as JSON to FILE")
       ->type_name("FILE");
   app.add_option("--floors", floors_text,
-                 "measure the floors: quick (about 1 s), long (more samples, 10-20 s) or off")
+                 "measure the floors: quick (about 1 s), long (more samples, about 5 s) or off")
       ->type_name("MODE")
       ->check(CLI::IsMember({"off", "quick", "long"}));
   try {
