@@ -34,7 +34,9 @@ class PreloadAppsReport(unittest.TestCase):
         write(f"{d}/mpi4py/suite/summary.txt",
               "# header\n"
               "test_a np=2: plain 3 0 1 rc=0 2s; preload 3 0 1 rc=0 2s; ENGINE x same\n"
-              "test_b np=2: plain 5 0 0 rc=0 2s; preload 4 1 0 rc=1 2s; ENGINE x DIFFERENT\n")
+              "test_b np=2: plain 5 0 0 rc=0 2s; preload 4 1 0 rc=1 2s; ENGINE x DIFFERENT\n"
+              "test_c np=2: plain died TIMEOUT rc=124 60s; preload died TIMEOUT rc=124 60s; "
+              "ENGINE none same\n")
         write(f"{d}/mpi4py/suite/test_a.np2.preload.verbose",
               "cb_engine_preload: rank 1: MPI_Bcast: 7 engine, 0 passed through\n")
         recs = [
@@ -87,7 +89,8 @@ class PreloadAppsReport(unittest.TestCase):
         self.assertEqual(s["per_function"]["MPI_Bcast"]["reasons"],
                          {"derived datatype": 4, "invalid datatype": 1})
         m = apps["mpi4py"]["checks"][0]
-        self.assertEqual((m["modules"], m["identical"], m["differ"]), (2, 1, ["test_b"]))
+        self.assertEqual((m["modules"], m["identical"], m["differ"], m["unfinished_alike"]),
+                         (3, 1, ["test_b"], ["test_c"]))
         self.assertEqual(m["engine"]["engine"], 7)
         t = apps["hdf5"]["timing"]["preload_over_plain"]
         self.assertAlmostEqual(t["ratio"], 1.1)
