@@ -204,7 +204,7 @@ def main():
         lines += ["", "| application | timed | ranks | pairs | plain s (median) | preload s (median) "
                   "| preload / plain [95 %] |", "|---|---|---|---|---|---|---|"]
     timed_what = {"mpi4py": "test_cco_buf, test_cco_vec", "hdf5": "ph5example",
-                  "scalapack": "xdlu, xzlu, xdqr"}
+                  "scalapack": "xdlu"}
     for e in doc["applications"]:
         t = e["timing"]
         if not t:
