@@ -6,7 +6,8 @@
 #                                libraries of the engine (libcb_engine.a and what it links)
 #   lib/cmake/collbench/         collbenchConfig.cmake: find_package(collbench), collbench::engine
 #   include/collbench/           the headers of core/, gpu/ and engine/, and config.hpp
-#   share/collbench/scripts/     the Python scripts and their shared module (cbjson.py)
+#   share/collbench/scripts/     the Python scripts and their shared modules (cbjson.py,
+#                                cbfloors.py)
 #   share/collbench/tuning/      the engine's tuning table (also compiled in; CB_TUNING_FILE)
 #   share/collbench/schemas/     the JSON Schemas of every document collbench writes
 #   share/doc/collbench/         README.md and docs/
@@ -137,7 +138,9 @@ install(DIRECTORY ${PROJECT_SOURCE_DIR}/docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR
 # it: they stay together in share/collbench/scripts/, and bin/collbench-<name> runs one of
 # them by a path relative to itself (the prefix can move, as in the .deb).
 set(_cb_scriptdir ${CMAKE_INSTALL_DATADIR}/collbench/scripts)
-install(FILES ${PROJECT_SOURCE_DIR}/scripts/cbjson.py DESTINATION ${_cb_scriptdir})
+# The modules the commands import (plot.py: cbfloors.py for the floor lines).
+install(FILES ${PROJECT_SOURCE_DIR}/scripts/cbjson.py ${PROJECT_SOURCE_DIR}/scripts/cbfloors.py
+        DESTINATION ${_cb_scriptdir})
 file(RELATIVE_PATH _cb_bin_to_scripts ${CMAKE_INSTALL_FULL_BINDIR}
      ${CMAKE_INSTALL_PREFIX}/${_cb_scriptdir})
 # command | script | interpreter | arguments before the user's
