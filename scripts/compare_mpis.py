@@ -160,6 +160,19 @@ def band_name(lo, hi, sizes):
     return f"{fmt_size(inside[0])}-{fmt_size(inside[-1])}" if inside else None
 
 
+def band_versus(result, s):
+    """[(band label, [s's versus entries at the band's sizes])] over the BANDS that hold a
+    size of the collective: the summaries' cells (here and scripts/results_blocks.py)."""
+    sizes = [e["bytes"] for e in result["sizes"]]
+    out = []
+    for lo, hi in BANDS:
+        label = band_name(lo, hi, sizes)
+        if label:
+            out.append((label, [e["series"][s]["versus"] for e in result["sizes"]
+                                if lo <= e["bytes"] <= hi and "versus" in e["series"].get(s, {})]))
+    return out
+
+
 def fmt_us(v):
     ci = v["median_ci95_us"]
     text = f"{v['median_us']:.2f}"
@@ -198,17 +211,14 @@ def table(coll, result, libs, bindings=None):
                 if "versus" in e["series"].get(s, {}) else "" for s in others]
         lines.append("| " + " | ".join(row) + " |")
     # Per size band: the range of the median ratios and how many sizes got each verdict.
-    bands = [(lo, hi, band_name(lo, hi, sizes)) for lo, hi in BANDS]
-    bands = [x for x in bands if x[2]]
+    labels = [label for label, _ in band_versus(result, names[0])]
     lines += ["", f"Summary ({coll}): X / fastest library per size band, the range of the "
               "median per-pass ratios, and the verdicts (sizes)", "",
-              "| series | " + " | ".join(x[2] for x in bands) + " |",
-              "|" + "---|" * (len(bands) + 1)]
+              "| series | " + " | ".join(labels) + " |",
+              "|" + "---|" * (len(labels) + 1)]
     for s in others:
         cells = []
-        for lo, hi, _ in bands:
-            vs = [e["series"][s]["versus"] for e in result["sizes"]
-                  if lo <= e["bytes"] <= hi and "versus" in e["series"].get(s, {})]
+        for _, vs in band_versus(result, s):
             r = [v["ratio"] for v in vs if v["ratio"] is not None]
             cell = f"{min(r):.2f}-{max(r):.2f}" if r else ""
             counts = {}

@@ -180,28 +180,25 @@ def compare(folder, series, colls=None):
     data, _ = compare_mpis.load(folder, run)
     if not data:
         raise BlockError(f"no compare_mpis.sh output in {os.path.relpath(folder, RESULTS)}")
-    bands = compare_mpis.BANDS
     lines = []
     behind = []
     for coll in colls or sorted(data):
         result = compare_mpis.analyse(data[coll])
-        sizes = [e["bytes"] for e in result["sizes"]]
-        cols = [(lo, hi, compare_mpis.band_name(lo, hi, sizes)) for lo, hi in bands]
-        cols = [c for c in cols if c[2]]
-        if not lines:
-            lines = ["| collective, series | " + " | ".join(c[2] for c in cols) + " |",
-                     "|---|" + "---|" * len(cols)]
         for s in series:
             if s not in result["series"]:
                 continue
+            per_band = compare_mpis.band_versus(result, s)
+            if not lines:
+                lines = ["| collective, series | " + " | ".join(b for b, _ in per_band) + " |",
+                         "|---|" + "---|" * len(per_band)]
+            row = []
+            for _, vs in per_band:
+                r = [v["ratio"] for v in vs if v["ratio"] is not None]
+                row.append(f"{min(r):.2f}-{max(r):.2f}" if r else "")
+            lines.append(f"| {coll}, {s} | " + " | ".join(row) + " |")
             vs = {e["bytes"]: e["series"][s]["versus"] for e in result["sizes"]
                   if "versus" in e["series"].get(s, {}) and
                   e["series"][s]["versus"]["ratio"] is not None}
-            row = []
-            for lo, hi, _ in cols:
-                r = [v["ratio"] for b, v in vs.items() if lo <= b <= hi]
-                row.append(f"{min(r):.2f}-{max(r):.2f}" if r else "")
-            lines.append(f"| {coll}, {s} | " + " | ".join(row) + " |")
             verdicts = {}
             for v in vs.values():
                 verdicts[v["verdict"]] = verdicts.get(v["verdict"], 0) + 1
