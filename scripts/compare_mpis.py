@@ -156,8 +156,13 @@ BANDS = [(0, 1 << 10), ((1 << 10) + 1, 16 << 10), ((16 << 10) + 1, 256 << 10),
 
 
 def band_name(lo, hi, sizes):
+    """The label of the sizes in [lo, hi]: "4-1K", or "64M" for a band of one size; None if
+    the band holds none (also scripts/results_blocks.py's band columns)."""
     inside = [b for b in sizes if lo <= b <= hi]
-    return f"{fmt_size(inside[0])}-{fmt_size(inside[-1])}" if inside else None
+    if not inside:
+        return None
+    a, z = fmt_size(inside[0]), fmt_size(inside[-1])
+    return a if a == z else f"{a}-{z}"
 
 
 def band_versus(result, s):

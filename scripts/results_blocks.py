@@ -108,14 +108,6 @@ def _cell(ratio, overlap):
     return f"{ratio:.2f}" + ("~" if overlap else "")
 
 
-def _band_label(lo, hi, sizes):
-    inside = [b for b in sizes if lo <= b <= hi]
-    if not inside:
-        return None
-    a, z = fmt_size(inside[0]), fmt_size(inside[-1])
-    return a if a == z else f"{a}-{z}"
-
-
 def ratios(folder, rows, sizes=None, bands=None, corner=""):
     cells, paths = {}, []
     for label, num, den in rows:
@@ -123,7 +115,8 @@ def ratios(folder, rows, sizes=None, bands=None, corner=""):
         paths += used
     all_sizes = sorted({b for c in cells.values() for b in c})
     if bands:
-        cols = [(lo, hi, _band_label(lo, hi, all_sizes)) for lo, hi in bands]
+        import compare_mpis  # scripts/: one band label for every table
+        cols = [(lo, hi, compare_mpis.band_name(lo, hi, all_sizes)) for lo, hi in bands]
         cols = [c for c in cols if c[2]]
     else:
         cols = [(b, b, fmt_size(b)) for b in sizes]
