@@ -63,20 +63,25 @@ def entry(floors, coll):
     return next((c for c in floors.get("collectives", []) if c.get("coll") == coll), None)
 
 
-def memcpy_rate(floors, nbytes):
+def memcpy_rate(floors, nbytes, key="memcpy_GBps"):
     """(GB/s copied, row size): the best of one thread's memcpy at the largest measured
     size up to nbytes (else the smallest) and at every larger size (a larger copy that runs
     faster, as glibc's non-temporal stores do beyond ~3/4 of the LLC, shows a method a copy
-    of nbytes can use too). cb_info's rule (src/info/floors.cpp, rate_row)."""
-    rows = sorted(floors["bandwidth"]["rows"], key=lambda r: r["bytes"])
+    of nbytes can use too). cb_info's rule (src/info/floors.cpp, rate_row). key
+    "both_cpus_memcpy_GBps": a thread's rate while the other CPU copies too, among the rows
+    that have it; (None, None) when none has (cb_info before it measured both CPUs)."""
+    rows = sorted((r for r in floors["bandwidth"]["rows"] if key in r), key=lambda r: r["bytes"])
+    if not rows:
+        return None, None
     start = max([i for i, r in enumerate(rows) if r["bytes"] <= nbytes], default=0)
-    row = max(rows[start:], key=lambda r: r["memcpy_GBps"])
-    return row["memcpy_GBps"], row["bytes"]
+    row = max(rows[start:], key=lambda r: r[key])
+    return row[key], row["bytes"]
 
 
 def at(floors, coll, nbytes):
     """{latency_floor_us, bandwidth_floor_us, floor_us, read_bytes, write_bytes, handoffs,
-    memcpy_GBps} of `coll` at nbytes, or None (no floor for it, or no hand-off measured)."""
+    memcpy_GBps[, both_cpus_memcpy_GBps, both_cpus_floor_us]} of `coll` at nbytes, or None (no
+    floor for it, or no hand-off measured)."""
     e = entry(floors, coll)
     if e is None or e.get("latency_floor_us") is None:
         return None
@@ -85,9 +90,14 @@ def at(floors, coll, nbytes):
     rate, _ = memcpy_rate(floors, max(nbytes, 1))
     bw = (read + write) / (2.0 * rate * 1e9) * 1e6 if read + write and rate > 0 else 0.0
     lat = e["latency_floor_us"]
-    return {"handoffs": e["handoffs"], "latency_floor_us": lat, "bandwidth_floor_us": bw,
-            "floor_us": max(lat, bw), "read_bytes": read, "write_bytes": write,
-            "memcpy_GBps": rate}
+    out = {"handoffs": e["handoffs"], "latency_floor_us": lat, "bandwidth_floor_us": bw,
+           "floor_us": max(lat, bw), "read_bytes": read, "write_bytes": write,
+           "memcpy_GBps": rate}
+    both, _ = memcpy_rate(floors, max(nbytes, 1), "both_cpus_memcpy_GBps")
+    if both:  # both ranks copy at once: each at what a thread gets while the other copies
+        bw2 = (read + write) / (2.0 * both * 1e9) * 1e6 if read + write else 0.0
+        out.update(both_cpus_memcpy_GBps=both, both_cpus_floor_us=max(lat, bw2))
+    return out
 
 
 def applies(floors, doc):
@@ -159,6 +169,8 @@ def report(floors, loaded, sizes=None):
                     "file": os.path.basename(path), "benchmark": bench, "series": name,
                     "library": cbjson.text(doc, "backend", "library"), "bytes": b,
                     "measured_us": t, **f, "fraction_of_floor": f["floor_us"] / t,
+                    "fraction_of_both_cpus_floor":
+                        f["both_cpus_floor_us"] / t if "both_cpus_floor_us" in f else None,
                     "busbw_GBps": busbw,
                     "busbw_floor_GBps": busbw * t / f["floor_us"] if busbw else None})
     return rows
@@ -170,16 +182,18 @@ def markdown(floors, info_path, rows):
              "memcpy rate (docs/plots.md, \"cb_info's floors\"). `floor / measured`: the "
              "fraction of the floor reached (1 = at the floor).", "",
              "| benchmark | series | size | measured (us) | floor (us) | k hand-offs (us) | "
-             "bandwidth floor (us) | floor / measured | busbw (GB/s) | busbw at floor (GB/s) |",
-             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+             "bandwidth floor (us) | floor / measured | both-CPUs floor / measured | "
+             "busbw (GB/s) | busbw at floor (GB/s) |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
         bw = f"{r['busbw_GBps']:.2f}" if r["busbw_GBps"] else ""
         bwf = f"{r['busbw_floor_GBps']:.2f}" if r["busbw_floor_GBps"] else ""
+        both = r.get("fraction_of_both_cpus_floor")
         lines.append(f"| {r['benchmark']} | {r['series']} | {cbjson.size_text(r['bytes'])} | "
                      f"{r['measured_us']:.3g} | {r['floor_us']:.3g} | "
                      f"{r['handoffs']} = {r['latency_floor_us']:.3g} | "
                      f"{r['bandwidth_floor_us']:.3g} | {r['fraction_of_floor']:.2f} | "
-                     f"{bw} | {bwf} |")
+                     f"{'' if both is None else f'{both:.2f}'} | {bw} | {bwf} |")
     return "\n".join(lines) + "\n"
 
 

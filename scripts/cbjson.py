@@ -39,6 +39,34 @@ def load(path):
     return doc
 
 
+def packed_texts(folder, sub="raw"):
+    """[(path, text)] of FOLDER/SUB/*.json, or, where that folder has none, of
+    FOLDER/SUB.tar.xz's SUB/*.json (a committed run keeps its hundreds of documents packed:
+    scripts/verdict_check.py, compare_mpis.py); [] when neither exists. InputError for a
+    file or archive that cannot be read."""
+    import glob
+    paths = sorted(glob.glob(os.path.join(folder, sub, "*.json")))
+    out = []
+    for path in paths:
+        try:
+            with open(path, encoding="utf-8") as f:
+                out.append((path, f.read()))
+        except (OSError, UnicodeDecodeError) as e:
+            raise InputError(f"{path}: cannot read: {e}") from None
+    packed = os.path.join(folder, sub + ".tar.xz")
+    if out or not os.path.exists(packed):
+        return out
+    import re
+    import tarfile
+    member = re.compile(rf"^{re.escape(sub)}/[^/]+\.json$")
+    try:
+        with tarfile.open(packed, "r:xz") as tar:
+            return sorted((os.path.join(folder, m.name), tar.extractfile(m).read().decode())
+                          for m in tar.getmembers() if m.isfile() and member.match(m.name))
+    except (OSError, tarfile.TarError, UnicodeDecodeError) as e:
+        raise InputError(f"{packed}: {e}") from None
+
+
 def check(doc, path):
     """Raises InputError unless doc is a collbench result with at least one usable record."""
     def bad(problem):

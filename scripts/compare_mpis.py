@@ -4,7 +4,8 @@
 Reads OUTDIR/<coll>.<series>.<pass>[.c<chunk>].json (series: mpi-<MPI>, engine-<MPI>,
 engine-plain-<MPI>, preload-<MPI>; a chunk is one size range; pass k of every series ran
 in one round, in a shuffled order), OUTDIR/run.json (the run's git revision, seed, passes
-and the runs that succeeded; only those files are read when it is there) 
+and the runs that succeeded; only those files are read when it is there), a committed
+run's OUTDIR/raw.tar.xz (raw/<coll>...json) where OUTDIR has none of them,
 OUTDIR/copy_bw.json and OUTDIR/info.json (cb_info's floors, when it has them). The statistics are docs/statistics.md's, from scripts/cbstats.py:
 
 - per collective, size and series: the median over passes of each pass's average latency,
@@ -24,6 +25,7 @@ since) and OUTDIR/plots/<coll>.png: bus bandwidth against size, one curve per se
 error bars from the intervals, the copy bound (cb_copybw, one thread) and the floor (cb_info:
 the bus bandwidth at the floor's time). With floors, each table has a floor column (the
 larger of k hand-offs and the bytes each rank must move at memcpy's rate, scripts/cbfloors.py)
+(and one at the rate a thread gets while the other CPU copies too: both ranks copy at once)
 and comparison.json each size's floor and each series' floor / median. Needs
 matplotlib for the plots (Debian's python3-matplotlib: /usr/bin/python3 is tried when this
 interpreter lacks it). An older run (no run.json, 3 passes in a fixed order) is read
@@ -67,6 +69,20 @@ def binding_text(binding):
     return cpus + (" (bound)" if binding.get("bound") else " (not bound)")
 
 
+def run_documents(out):
+    """[(path, text)] of the runs' documents: OUTDIR/*.json as compare_mpis.sh writes them,
+    or, in a committed run, its raw.tar.xz (raw/<coll>.<series>.<pass>.c<chunk>.json)."""
+    paths = [p for p in sorted(glob.glob(os.path.join(out, "*.json")))
+             if NAME.match(os.path.basename(p))]
+    if not paths:
+        return cbjson.packed_texts(out, "raw")
+    texts = []
+    for path in paths:
+        with open(path, encoding="utf-8") as f:
+            texts.append((path, f.read()))
+    return texts
+
+
 def load(out, run=None, bindings=None):
     """coll -> series -> bytes -> pass -> (latency us, busbw GB/s or None); series -> library
     string. With run.json, only the files of its runs that succeeded (a file left from an
@@ -76,13 +92,12 @@ def load(out, run=None, bindings=None):
     wanted = None
     if run is not None:
         wanted = {r["file"] for r in run.get("runs", []) if r.get("status") == "ok"}
-    for path in sorted(glob.glob(os.path.join(out, "*.json"))):
+    for path, text in run_documents(out):
         base = os.path.basename(path)
         m = NAME.match(base)
         if not m or (wanted is not None and base not in wanted):
             continue
-        with open(path) as f:
-            doc = json.load(f)
+        doc = json.loads(text)
         series = m["series"]
         mpi = doc.get("environment", {}).get("mpi", {})
         libs[series] = " ".join(str(x) for x in (mpi.get("implementation"), mpi.get("version"))
@@ -128,8 +143,11 @@ def analyse(series, coll=None, floors=None):
                 "median_ci95_us": interval_json(m),
                 "ci_confidence": None if m is None else m["confidence"]}
             if floor is not None:
-                entry["series"][s]["floor_fraction"] = floor["floor_us"] / \
-                    entry["series"][s]["median_us"]
+                med = entry["series"][s]["median_us"]
+                entry["series"][s]["floor_fraction"] = floor["floor_us"] / med
+                if "both_cpus_floor_us" in floor:
+                    entry["series"][s]["both_cpus_floor_fraction"] = \
+                        floor["both_cpus_floor_us"] / med
         have = [(v["median_us"], s) for s, v in entry["series"].items() if v["library"]]
         if have:
             base = min(have)[1]
@@ -198,7 +216,9 @@ def table(coll, result, libs, bindings=None):
     others = [s for s in names if not is_library(s)]
     sizes = [e["bytes"] for e in result["sizes"]]
     floors = any(e.get("floor") for e in result["sizes"])
-    head = ["size"] + (["floor (us)"] if floors else []) + [f"{s} (us)" for s in names] + \
+    both = any("both_cpus_floor_us" in (e.get("floor") or {}) for e in result["sizes"])
+    head = ["size"] + (["floor (us)"] if floors else []) + \
+        (["floor, both CPUs (us)"] if both else []) + [f"{s} (us)" for s in names] + \
         ["fastest library"] + [f"{s} / fastest" for s in others]
     bound = bindings or {}
     lines = [f"### {coll}", "",
@@ -210,6 +230,9 @@ def table(coll, result, libs, bindings=None):
         row = [fmt_size(e["bytes"])]
         if floors:
             row.append(f"{e['floor']['floor_us']:.3g}" if e.get("floor") else "")
+        if both:
+            row.append(f"{e['floor']['both_cpus_floor_us']:.3g}"
+                       if "both_cpus_floor_us" in (e.get("floor") or {}) else "")
         row += [fmt_us(e["series"][s]) if s in e["series"] else "" for s in names]
         row.append(e["baseline"][len(LIB):] if e["baseline"] else "")
         row += [fmt_ratio(e["series"][s]["versus"])
@@ -356,10 +379,14 @@ def main(argv):
     out = argv[1]
     run = load_run(out)
     bindings = {}
-    data, libs = load(out, run, bindings)
+    try:
+        data, libs = load(out, run, bindings)
+    except cbjson.InputError as e:
+        print(f"compare_mpis.py: {e}", file=sys.stderr)
+        return 2
     if not data:
-        print(f"compare_mpis.py: no <coll>.<series>.<pass>[.c<chunk>].json in {out}",
-              file=sys.stderr)
+        print(f"compare_mpis.py: no <coll>.<series>.<pass>[.c<chunk>].json in {out} "
+              "(nor in its raw.tar.xz)", file=sys.stderr)
         return 1
     copy_bw = {}
     try:
@@ -403,7 +430,11 @@ def main(argv):
                f"{cbfloors.one_way_text(floors)}. `floor`: the larger of k hand-offs (2 for "
                "allreduce and alltoall, 1 for bcast) and the bytes each rank must read and "
                "write at one thread's memcpy rate (docs/plots.md, \"cb_info's floors\"); "
-               "none for collectives without one.", ""]
+               "none for collectives without one." + (
+                   " `floor, both CPUs`: the same at the rate a thread gets while the other "
+                   "CPU copies too, as both ranks do."
+                   if any("both_cpus_memcpy_GBps" in r for r in floors["bandwidth"]["rows"])
+                   else ""), ""]
     plotted = True
     for coll in sorted(data):
         md.append(table(coll, results[coll], libs,

@@ -31,7 +31,6 @@ OUTDIR/tree_revision.txt) and OUTDIR/verdict_check.md (the
 tables, generated from the summary alone; also printed). Exit 0 when every criterion
 holds, 1 when one fails, 2 when the input is unusable (one line on stderr)."""
 import argparse
-import glob
 import json
 import math
 import os
@@ -79,27 +78,13 @@ def tree_revision(outdir):
 def raw_documents(outdir):
     """[(path, text)] of OUTDIR/raw/*.json, or of OUTDIR/raw.tar.xz's raw/*.json where the
     folder is absent (a committed check keeps its hundreds of documents packed)."""
-    paths = sorted(glob.glob(os.path.join(outdir, "raw", "*.json")))
-    if paths:
-        out = []
-        for path in paths:
-            try:
-                with open(path, encoding="utf-8") as f:
-                    out.append((path, f.read()))
-            except (OSError, UnicodeDecodeError) as e:
-                raise Unusable(f"{path}: cannot read: {e}") from None
-        return out
-    packed = os.path.join(outdir, "raw.tar.xz")
-    if not os.path.exists(packed):
-        raise Unusable(f"{outdir}/raw: no JSON documents (and no raw.tar.xz)")
-    import tarfile
     try:
-        with tarfile.open(packed, "r:xz") as tar:
-            return sorted((os.path.join(outdir, m.name), tar.extractfile(m).read().decode())
-                          for m in tar.getmembers()
-                          if m.isfile() and re.match(r"^raw/[^/]+\.json$", m.name))
-    except (OSError, tarfile.TarError, UnicodeDecodeError) as e:
-        raise Unusable(f"{packed}: {e}") from None
+        texts = cbjson.packed_texts(outdir, "raw")
+    except cbjson.InputError as e:
+        raise Unusable(str(e)) from None
+    if not texts and not os.path.exists(os.path.join(outdir, "raw.tar.xz")):
+        raise Unusable(f"{outdir}/raw: no JSON documents (and no raw.tar.xz)")
+    return texts
 
 
 def load(outdir):

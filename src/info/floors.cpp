@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -77,16 +78,22 @@ size_t batch_reps(size_t bytes, size_t batch_bytes) {
   return std::max<size_t>(1, batch_bytes / std::max<size_t>(bytes, 1));
 }
 
-// GB/s of `traffic_per_rep` bytes per repetition, per batch, running `body(thread, rep)`.
+bool pin_self(int cpu, std::string& why);
+
+// GB/s of `traffic_per_rep` bytes per repetition, per batch, running `body(thread, rep)`;
+// thread t pinned to pins[t] where `pins` names CPUs (a CPU it cannot have: it runs where
+// the scheduler puts it; the rows say which CPUs were asked for).
 template <class Body>
 std::vector<double> timed_batches(int threads, int trials, size_t reps, double traffic_per_rep,
-                                  Body body) {
+                                  Body body, const std::vector<int>& pins = {}) {
   std::vector<double> out;
   for (int trial = 0; trial < trials; ++trial) {
     std::vector<std::thread> pool;
     const double t0 = cb::now_s();
     for (int t = 0; t < threads; ++t)
       pool.emplace_back([&, t] {
+        std::string ignored;
+        if (size_t(t) < pins.size()) pin_self(pins[size_t(t)], ignored);
         for (size_t r = 0; r < reps; ++r) body(t);
       });
     for (auto& th : pool) th.join();
@@ -321,7 +328,31 @@ json measure_handoff(const FloorsCpus& cpus, bool long_run) {
 
 // --- bandwidth --------------------------------------------------------------------------------
 
-json measure_bandwidth(bool long_run, const Caches& caches) {
+// Both CPUs at once, per thread: each of two threads pinned to `pair` copies (and sums) its
+// own `bytes` (a prefix of bufs[t]) while the other does, as both ranks of a collective do;
+// where they share the memory bandwidth a thread gets less than it does alone (the floors'
+// second bound). The copy is the better of one call and 256 KiB pieces, as memcpy_GBps.
+void measure_both_cpus(json& row, size_t bytes, size_t reps, int trials,
+                       const std::vector<int>& pair, Buffers* const bufs[2]) {
+  const size_t count = bytes / sizeof(float);
+  const auto whole = timed_batches(
+      2, trials, reps, double(bytes),
+      [&](int t) { std::memcpy(bufs[t]->d(), bufs[t]->s(), bytes); }, pair);
+  const auto pieces = timed_batches(
+      2, trials, reps, double(bytes),
+      [&](int t) { copy_in_pieces(bufs[t]->d(), bufs[t]->s(), bytes, kPiece); }, pair);
+  const auto sum = timed_batches(
+      2, trials, reps, 3.0 * double(count * sizeof(float)),
+      [&](int t) {
+        cb::engine::reduce_host(bufs[t]->dst(), bufs[t]->src(), count, Dtype::Float, Op::Sum);
+      },
+      pair);
+  // timed_batches sums the threads: per thread, half
+  row["both_cpus_memcpy_GBps"] = std::max(best_of(whole), best_of(pieces)) / 2;
+  row["both_cpus_read_write_GBps"] = best_of(sum) / 2;
+}
+
+json measure_bandwidth(bool long_run, const Caches& caches, const std::vector<int>& pair) {
   // Quick: 5 batches of 32 MiB per size (2 beyond the LLC, where one copy is a batch).
   const int max_trials = long_run ? 11 : 5;
   const size_t batch = long_run ? 256 * kMiB : 32 * kMiB;
@@ -345,6 +376,12 @@ json measure_bandwidth(bool long_run, const Caches& caches) {
   }
   json rows = json::array();
   Buffers buf(sizes.back());  // every size copies a prefix: one allocation
+  // The second CPU's buffers, where four copies of the largest size fit in a quarter of the
+  // memory (on this VM every size, the last-level cache's 300 MiB included).
+  std::optional<Buffers> second;
+  if (pair.size() == 2 && memory != 0 && 4 * sizes.back() <= memory / 4)
+    second.emplace(sizes.back());
+  Buffers* const both[2] = {&buf, second ? &*second : nullptr};
   for (size_t bytes : sizes) {
     const size_t reps = batch_reps(bytes, batch);
     const int trials = long_run || bytes < caches.last() ? max_trials : 2;
@@ -360,17 +397,20 @@ json measure_bandwidth(bool long_run, const Caches& caches) {
     // memcpy: the better of one call and 256 KiB pieces (cb_copybw's "1 thread"), per trial.
     std::vector<double> copy(whole.size());
     for (size_t i = 0; i < copy.size(); ++i) copy[i] = std::max(whole[i], pieces[i]);
-    rows.push_back({{"bytes", bytes},
-                    {"where", where(bytes, caches)},
-                    {"trials", trials},
-                    {"memcpy_GBps", best_of(copy)},
-                    {"memcpy_GBps_median", median_of(copy)},
-                    {"memcpy_whole_GBps", best_of(whole)},
-                    {"memcpy_pieces_GBps", best_of(pieces)},
-                    {"read_write_GBps", best_of(reduce)},
-                    {"read_write_GBps_median", median_of(reduce)}});
+    json row = {{"bytes", bytes},
+                {"where", where(bytes, caches)},
+                {"trials", trials},
+                {"memcpy_GBps", best_of(copy)},
+                {"memcpy_GBps_median", median_of(copy)},
+                {"memcpy_whole_GBps", best_of(whole)},
+                {"memcpy_pieces_GBps", best_of(pieces)},
+                {"read_write_GBps", best_of(reduce)},
+                {"read_write_GBps_median", median_of(reduce)}};
+    if (second) measure_both_cpus(row, bytes, reps, trials, pair, both);
+    rows.push_back(std::move(row));
   }
   json out = {{"threads", 1},
+              {"both_cpus", pair.size() == 2 ? json(pair) : json(nullptr)},
               {"batch_bytes", batch},
               {"piece_bytes", kPiece},
               {"caches",
@@ -411,15 +451,16 @@ constexpr CollFloor kColls[] = {
 // size up to `bytes` (else the smallest) and every larger row. A larger copy that runs
 // faster shows a method a copy of `bytes` can use too (glibc's non-temporal stores above
 // about 3/4 of the LLC, which skip reading the destination), so the floor takes it.
-const json& rate_row(const json& rows, size_t bytes) {
-  size_t from = 0;
-  for (size_t i = 0; i < rows.size(); ++i)
-    if (rows[i]["bytes"].get<size_t>() <= bytes) from = i;
-  const json* best = &rows[from];
-  for (size_t i = from; i < rows.size(); ++i)
-    if (rows[i]["memcpy_GBps"].get<double>() > (*best)["memcpy_GBps"].get<double>())
-      best = &rows[i];
-  return *best;
+// `key` names the rate (memcpy_GBps, or both_cpus_memcpy_GBps, which the largest rows lack):
+// rows without it are left out; nullptr when none has it.
+const json* rate_row(const json& rows, size_t bytes, const char* key) {
+  const json* best = nullptr;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    if (!rows[i].contains(key)) continue;
+    const bool start = rows[i]["bytes"].get<size_t>() <= bytes;  // the largest size up to N
+    if (start || !best || rows[i][key].get<double>() > (*best)[key].get<double>()) best = &rows[i];
+  }
+  return best;
 }
 
 json collective_floors(const json& handoff, const json& bandwidth) {
@@ -439,18 +480,29 @@ json collective_floors(const json& handoff, const json& bandwidth) {
               {"points", json::array()}};
     if (c.read_per_byte + c.write_per_byte > 0) {
       for (size_t n : sizes) {
-        const json& row = rate_row(bandwidth["rows"], n);
+        const json& row = *rate_row(bandwidth["rows"], n, "memcpy_GBps");
         const double rate = row["memcpy_GBps"].get<double>();  // bytes copied: read + write = 2x
-        const double rw = double(c.read_per_byte + c.write_per_byte) * double(n);
-        const double bw_us = rate > 0 ? rw / (2.0 * rate * 1e9) * 1e6 : 0;
+        const double moved = double(c.read_per_byte + c.write_per_byte) * double(n);
+        const auto at_rate = [&](double gbps) {
+          return gbps > 0 ? moved / (2.0 * gbps * 1e9) * 1e6 : 0;
+        };
+        const double bw_us = at_rate(rate);
         const double lat_us = have_lat ? c.handoffs * one_way_us : 0;
-        e["points"].push_back({{"bytes", n},
-                               {"read_bytes", uint64_t(c.read_per_byte) * n},
-                               {"write_bytes", uint64_t(c.write_per_byte) * n},
-                               {"memcpy_GBps", rate},
-                               {"memcpy_bytes", row["bytes"]},
-                               {"bandwidth_floor_us", bw_us},
-                               {"floor_us", std::max(bw_us, lat_us)}});
+        json point = {{"bytes", n},
+                      {"read_bytes", uint64_t(c.read_per_byte) * n},
+                      {"write_bytes", uint64_t(c.write_per_byte) * n},
+                      {"memcpy_GBps", rate},
+                      {"memcpy_bytes", row["bytes"]},
+                      {"bandwidth_floor_us", bw_us},
+                      {"floor_us", std::max(bw_us, lat_us)}};
+        // Both ranks copy at once: each at the rate a thread gets while the other copies.
+        if (const json* both = rate_row(bandwidth["rows"], n, "both_cpus_memcpy_GBps")) {
+          const double r2 = (*both)["both_cpus_memcpy_GBps"].get<double>();
+          point["both_cpus_memcpy_GBps"] = r2;
+          point["both_cpus_memcpy_bytes"] = (*both)["bytes"];
+          point["both_cpus_floor_us"] = std::max(at_rate(r2), lat_us);
+        }
+        e["points"].push_back(point);
       }
     }
     out.push_back(e);
@@ -553,7 +605,9 @@ json measure_floors(FloorsMode mode, const FloorsCpus& cpus) {
   out["handoff"] = measure_handoff(cpus, long_run);
   out["handoff"]["seconds"] = cb::now_s() - t0;
   const double t1 = cb::now_s();
-  out["bandwidth"] = measure_bandwidth(long_run, caches_of(std::max(cpus.first, 0)));
+  std::vector<int> pair;
+  if (cpus.first >= 0 && cpus.second >= 0) pair = {cpus.first, cpus.second};
+  out["bandwidth"] = measure_bandwidth(long_run, caches_of(std::max(cpus.first, 0)), pair);
   out["bandwidth"]["seconds"] = cb::now_s() - t1;
   out["collectives"] = collective_floors(out["handoff"], out["bandwidth"]);
   out["seconds"] = cb::now_s() - t0;
@@ -596,7 +650,12 @@ void print_floors(const json& floors) {
     row("1 thread " + size_text(r["bytes"].get<size_t>()),
         "memcpy " + fixed(r["memcpy_GBps"].get<double>(), 1) + " GB/s copied, float sum " +
             fixed(r["read_write_GBps"].get<double>(), 1) + " GB/s read+written (" +
-            r["where"].get<std::string>() + ")");
+            r["where"].get<std::string>() + ")" +
+            (r.contains("both_cpus_memcpy_GBps")
+                 ? "; each of 2 CPUs at once: " +
+                       fixed(r["both_cpus_memcpy_GBps"].get<double>(), 1) + ", " +
+                       fixed(r["both_cpus_read_write_GBps"].get<double>(), 1)
+                 : std::string()));
   if (floors["bandwidth"].contains("note"))
     row("note", floors["bandwidth"]["note"].get<std::string>());
   for (const auto& c : floors["collectives"]) {
@@ -607,10 +666,15 @@ void print_floors(const json& floors) {
     if (!c["points"].empty()) {
       text += "; reads " + c["read_bytes_per_byte"].dump() + "N, writes " +
               c["write_bytes_per_byte"].dump() + "N per rank:";
+      const auto us = [](const json& v) {
+        return fixed(v.get<double>(), v.get<double>() < 10 ? 3 : 0);
+      };
       for (const auto& p : c["points"])
-        text += " " + size_text(p["bytes"].get<size_t>()) + " " +
-                fixed(p["floor_us"].get<double>(), p["floor_us"].get<double>() < 10 ? 3 : 0) +
-                " us,";
+        text += " " + size_text(p["bytes"].get<size_t>()) + " " + us(p["floor_us"]) + " us" +
+                (p.contains("both_cpus_floor_us") && p["both_cpus_floor_us"] != p["floor_us"]
+                     ? " (both CPUs at once: " + us(p["both_cpus_floor_us"]) + " us)"
+                     : "") +
+                ",";
       text.pop_back();
     }
     row(c["coll"].get<std::string>() + " (2 ranks)", text);

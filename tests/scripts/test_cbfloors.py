@@ -55,6 +55,26 @@ class Rules(unittest.TestCase):
         self.assertAlmostEqual(cbfloors.at(self.f, "barrier", 0)["floor_us"], 0.4)
         self.assertIsNone(cbfloors.at(self.f, "reduce_scatter", 8))  # no floor for it
 
+    def test_both_cpus_floor_uses_the_rate_of_a_thread_while_the_other_copies(self):
+        self.assertNotIn("both_cpus_floor_us", cbfloors.at(self.f, "allreduce", 64 * MIB))
+        doc = fx.info_document()
+        rows = doc["floors"]["bandwidth"]["rows"]
+        rows[1]["both_cpus_memcpy_GBps"] = 40.0  # 1 MiB: 50 alone, 40 each at once
+        rows[2]["both_cpus_memcpy_GBps"] = 5.0  # 64 MiB: half its 10 (none beyond)
+        with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+            json.dump(doc, f)
+        try:
+            both = cbfloors.read_info(f.name)
+        finally:
+            os.unlink(f.name)
+        self.assertEqual(cbfloors.memcpy_rate(both, 2 * MIB, "both_cpus_memcpy_GBps"),
+                         (40.0, MIB))
+        self.assertEqual(cbfloors.memcpy_rate(both, 8, "both_cpus_memcpy_GBps"), (40.0, MIB))
+        big = cbfloors.at(both, "allreduce", 64 * MIB)
+        self.assertAlmostEqual(big["floor_us"], 64 * MIB / 20e3)  # one thread: the 1 GiB row
+        self.assertAlmostEqual(big["both_cpus_floor_us"], 64 * MIB / 5e3)
+        self.assertAlmostEqual(cbfloors.at(both, "allreduce", 8)["both_cpus_floor_us"], 0.4)
+
     def test_no_handoff_no_floor(self):
         f = floors(one_way_ns=None)
         self.assertIsNone(cbfloors.at(f, "allreduce", 8))

@@ -141,6 +141,37 @@ class CompareMpis(unittest.TestCase):
         self.assertAlmostEqual(e["floor"]["floor_us"], 2 * (1 << 20) / 100e3)
         self.assertAlmostEqual(b["floor_fraction"], e["floor"]["floor_us"] / b["median_us"])
         self.assertEqual(self.json["floors"]["one_way_ns"], 200.0)
+        self.assertNotIn("floor, both CPUs", self.md)  # an info.json without both-CPU rows
+        # With them: 1 MiB's both-CPUs rate 25 GB/s (50 alone): twice the floor
+        info = fx.info_document()
+        info["floors"]["bandwidth"]["rows"][1]["both_cpus_memcpy_GBps"] = 25.0
+        fx.write_all(self.d, {"info.json": info})
+        self.run_script()
+        self.assertIn("| size | floor (us) | floor, both CPUs (us) | mpi-a (us) |", self.md)
+        self.assertEqual(self.row("1 MiB")[2], "41.9")
+        e, b = self.at(1 << 20, "mpi-b")
+        self.assertAlmostEqual(e["floor"]["both_cpus_floor_us"], 2 * (1 << 20) / 50e3)
+        self.assertAlmostEqual(b["both_cpus_floor_fraction"],
+                               e["floor"]["both_cpus_floor_us"] / b["median_us"])
+
+    def test_a_committed_run_reads_its_packed_raw_documents(self):
+        """A results/ folder keeps the runs' documents in raw.tar.xz (raw/<name>.json): the
+        same comparison comes out of it; a broken archive is one line and exit 2."""
+        import glob
+        import tarfile
+        before = self.json["collectives"]
+        with tarfile.open(os.path.join(self.d, "raw.tar.xz"), "w:xz") as tar:
+            for path in glob.glob(os.path.join(self.d, "allreduce.*.json")):
+                tar.add(path, arcname="raw/" + os.path.basename(path))
+                os.unlink(path)
+        self.run_script()
+        self.assertEqual(self.json["collectives"], before)
+        with open(os.path.join(self.d, "raw.tar.xz"), "wb") as f:
+            f.write(b"not xz")
+        res = fx.run_script("compare_mpis.py", [self.d])
+        self.assertEqual(res.returncode, 2, res.stderr)
+        self.assertIn("raw.tar.xz", res.stderr)
+        self.assertEqual(len(res.stderr.strip().splitlines()), 1, res.stderr)
 
     def test_median_with_its_interval(self):
         # mpi-b at 1 KiB: 20 x SPEED, sorted 20 20 20 20 20 30 40 50 60 60: median 25, the
