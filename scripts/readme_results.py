@@ -40,6 +40,8 @@ END = "<!-- END results -->"
 
 # (folder under results/, kind, title). Newest first.
 REFERENCES = [
+    ("vm-20261127/verdict-check-launches-r2", "verdict_check",
+     "Do verdicts survive drift, with the launch as the unit? The same check again, 4 hours on"),
     ("vm-20261127/verdict-check-launches", "verdict_check",
      "Do verdicts survive drift, with the launch as the unit? 10 runs of 6 launches each"),
     ("vm-20261126/verdict-check", "verdict_check",
