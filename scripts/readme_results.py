@@ -220,8 +220,26 @@ def main_job(folder, as_of):
             "|---|---|---:|---:|---:|", *rows]
 
 
+# The series of a compare_mpis.sh run the README ranks against the fastest library: the
+# engine on its own buffers and the drop-in inside each library (issue 40's "never slower").
+COMPARE_SERIES = ["engine-mpich4", "preload-mpich4", "preload-mpich5", "preload-openmpi5"]
+
+
+def compare_mpis_run(folder, as_of):
+    """A compare_mpis.sh run with the method (interleaved passes, intervals, verdicts):
+    results_blocks.py's compare table (one analysis: compare_mpis.py's), per collective and
+    series the band ranges of the median ratios, and every verdict count."""
+    lines, prov = results_blocks.compare(folder, COMPARE_SERIES)
+    run = results_blocks.compare_mpis.load_run(folder) or {}
+    return [provenance(prov["revisions"], as_of) + f" {run.get('passes', '?')} interleaved "
+            f"passes per series (seed {run.get('seed', '?')}); X / the fastest library at "
+            "each size, the range of the median per-pass ratios per size band (below 1: X is "
+            "faster); every size with its interval and verdict in the folder's "
+            "`comparison.md`.", "", *lines]
+
+
 KINDS = {"verdict_check": verdict_check, "target_ci": target_ci, "gpu": gpu, "mpis": mpis,
-         "main_job": main_job}
+         "main_job": main_job, "compare_mpis": compare_mpis_run}
 
 
 def section(as_of):

@@ -34,6 +34,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import cbjson  # noqa: E402
 import cbstats  # noqa: E402
+import compare_mpis  # noqa: E402  (scripts/: the comparison's own analysis, not a second copy)
 
 RESULTS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "results")
 BEGIN = "<!-- BEGIN generated: "
@@ -115,7 +116,6 @@ def ratios(folder, rows, sizes=None, bands=None, corner=""):
         paths += used
     all_sizes = sorted({b for c in cells.values() for b in c})
     if bands:
-        import compare_mpis  # scripts/: one band label for every table
         cols = [(lo, hi, compare_mpis.band_name(lo, hi, all_sizes)) for lo, hi in bands]
         cols = [c for c in cols if c[2]]
     else:
@@ -168,7 +168,6 @@ def replay(folder, rows):
 
 
 def compare(folder, series, colls=None):
-    import compare_mpis  # scripts/: the comparison's own analysis, not a second copy
     run = compare_mpis.load_run(folder)
     data, _ = compare_mpis.load(folder, run)
     if not data:
@@ -195,15 +194,24 @@ def compare(folder, series, colls=None):
             verdicts = {}
             for v in vs.values():
                 verdicts[v["verdict"]] = verdicts.get(v["verdict"], 0) + 1
+            def at(verdict):
+                return ", ".join(f"{fmt_size(b)} ({compare_mpis.fmt_ratio(v, False)})"
+                                 for b, v in sorted(vs.items()) if v["verdict"] == verdict)
             above = [f"{fmt_size(b)} ({v['ratio']:.2f})" for b, v in sorted(vs.items())
                      if v["ratio"] > 1]
             behind.append(f"- {coll}, `{s}`: verdicts "
                           + ", ".join(f"{k} {n}" for k, n in sorted(verdicts.items()))
                           + "; median ratio above 1 at "
-                          + (", ".join(above) if above else "no size"))
-    paths = sorted(glob.glob(os.path.join(folder, "*.json")))
-    return lines + ["", *behind], [p for p in paths if compare_mpis.NAME.match(
-        os.path.basename(p))]
+                          + (", ".join(above) if above else "no size")
+                          + (f"; **slower** at {at('slower')}" if verdicts.get("slower") else "")
+                          + (f"; indistinguishable at {at('indistinguishable')}"
+                             if verdicts.get("indistinguishable") else ""))
+    # The runs' documents, loose or packed in raw.tar.xz: the revisions they measured.
+    texts = [t for p, t in compare_mpis.run_documents(folder)
+             if compare_mpis.NAME.match(os.path.basename(p))]
+    revs = {json.loads(t).get("environment", {}).get("collbench", {}).get("git_revision")
+            for t in texts}
+    return lines + ["", *behind], {"revisions": revs - {None}, "documents": len(texts)}
 
 
 def omb(folder, bands):
@@ -356,9 +364,12 @@ def render(readme, name):
         lines, paths = KINDS[kind](folder, **args)
     except (OSError, KeyError, ValueError, BlockError) as e:
         raise BlockError(f"results/{readme}, block {name!r}: {e}") from None
-    revs = sorted(_revisions(sorted(set(paths))))
+    if isinstance(paths, dict):  # a kind that read its documents itself (packed ones)
+        revs, count = sorted(paths["revisions"]), paths["documents"]
+    else:
+        revs, count = sorted(_revisions(sorted(set(paths)))), len(set(paths))
     head = ("Measured at " + ", ".join(f"`{r}`" for r in revs) if revs else
-            "Revision measured: not recorded") + f"; {len(set(paths))} documents."
+            "Revision measured: not recorded") + f"; {count} documents."
     return [head, "", *lines]
 
 
