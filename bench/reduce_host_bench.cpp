@@ -52,6 +52,8 @@ std::vector<std::byte> ones(Dtype dt, size_t bytes) {
     case Dtype::BFloat16:
       set(cb::float_to_bf16(1.0f));
       break;
+    default:  // the engine's own types (core/types.hpp): never benchmarked
+      break;
   }
   std::vector<std::byte> buf(bytes);
   for (size_t off = 0; off + one.size() <= bytes; off += one.size()) {

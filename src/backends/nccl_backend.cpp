@@ -54,8 +54,10 @@ ncclDataType_t nccl_type(Dtype dt) {
       return ncclFloat16;
     case Dtype::BFloat16:
       return ncclBfloat16;
+    default:  // the engine's own types (core/types.hpp): not a benchmark's --dtype
+      break;
   }
-  return ncclInt8;
+  throw RuntimeError("NCCL has no element type for " + std::string(to_string(dt)));
 }
 
 ncclRedOp_t nccl_op(Op op) {
@@ -68,8 +70,10 @@ ncclRedOp_t nccl_op(Op op) {
       return ncclMax;
     case Op::Min:
       return ncclMin;
+    default:  // MPI_MAXLOC/MPI_MINLOC: the engine's only
+      break;
   }
-  return ncclSum;
+  throw RuntimeError("NCCL has no reduction operator " + std::string(to_string(op)));
 }
 
 // NCCL fails with "Duplicate GPU detected" when two ranks share a GPU; say so up front.

@@ -5,6 +5,8 @@
 #include <cctype>
 #include <utility>
 
+#include "core/reduce_ops.hpp"
+
 namespace cb {
 namespace {
 
@@ -27,8 +29,19 @@ constexpr NameTable<Dtype, 9> kDtypeAliases{{{Dtype::Char, "int8"},
                                              {Dtype::Double, "float64"},
                                              {Dtype::Half, "fp16"},
                                              {Dtype::BFloat16, "bf16"}}};
+// The engine's own element types (not parsed: no benchmark fills them).
+constexpr NameTable<Dtype, 9> kEngineDtypeNames{{{Dtype::Int16, "int16"},
+                                                 {Dtype::ComplexFloat, "complex_float"},
+                                                 {Dtype::ComplexDouble, "complex_double"},
+                                                 {Dtype::FloatInt, "float_int"},
+                                                 {Dtype::DoubleInt, "double_int"},
+                                                 {Dtype::LongInt, "long_int"},
+                                                 {Dtype::IntInt, "2int"},
+                                                 {Dtype::ShortInt, "short_int"},
+                                                 {Dtype::LongDoubleInt, "long_double_int"}}};
 constexpr NameTable<Op, 4> kOpNames{
     {{Op::Sum, "sum"}, {Op::Prod, "prod"}, {Op::Max, "max"}, {Op::Min, "min"}}};
+constexpr NameTable<Op, 2> kEngineOpNames{{{Op::MaxLoc, "maxloc"}, {Op::MinLoc, "minloc"}}};
 constexpr NameTable<Mem, 2> kMemNames{{{Mem::Host, "host"}, {Mem::Cuda, "cuda"}}};
 constexpr NameTable<Mem, 4> kMemAliases{
     {{Mem::Host, "h"}, {Mem::Cuda, "d"}, {Mem::Cuda, "device"}, {Mem::Cuda, "gpu"}}};
@@ -100,22 +113,59 @@ size_t dtype_size(Dtype dt) {
       return 2;
     case Dtype::BFloat16:
       return 2;
+    case Dtype::Int16:
+      return 2;
+    case Dtype::ComplexFloat:
+      return sizeof(reduce_ops::Complex<float>);
+    case Dtype::ComplexDouble:
+      return sizeof(reduce_ops::Complex<double>);
+    case Dtype::FloatInt:
+      return sizeof(reduce_ops::LocPair<float>);
+    case Dtype::DoubleInt:
+      return sizeof(reduce_ops::LocPair<double>);
+    case Dtype::LongInt:
+      return sizeof(reduce_ops::LocPair<long>);
+    case Dtype::IntInt:
+      return sizeof(reduce_ops::LocPair<int>);
+    case Dtype::ShortInt:
+      return sizeof(reduce_ops::LocPair<short>);
+    case Dtype::LongDoubleInt:
+      return sizeof(reduce_ops::LocPair<long double>);
   }
   return 1;
 }
 
 bool dtype_is_integer(Dtype dt) {
-  return dt == Dtype::Char || dt == Dtype::Int32 || dt == Dtype::Int64;
+  return dt == Dtype::Char || dt == Dtype::Int16 || dt == Dtype::Int32 || dt == Dtype::Int64;
+}
+
+bool op_applies(Dtype dt, Op op) {
+  switch (dt) {
+    case Dtype::ComplexFloat:
+    case Dtype::ComplexDouble:
+      return op == Op::Sum || op == Op::Prod;
+    case Dtype::FloatInt:
+    case Dtype::DoubleInt:
+    case Dtype::LongInt:
+    case Dtype::IntInt:
+    case Dtype::ShortInt:
+    case Dtype::LongDoubleInt:
+      return op == Op::MaxLoc || op == Op::MinLoc;
+    default:
+      return op == Op::Sum || op == Op::Prod || op == Op::Max || op == Op::Min;
+  }
 }
 
 std::string_view to_string(Mem m) {
   return name_of(kMemNames, m);
 }
 std::string_view to_string(Dtype dt) {
-  return name_of(kDtypeNames, dt);
+  const std::string_view name = name_of(kDtypeNames, dt);
+  return name == "?" ? name_of(kEngineDtypeNames, dt) : name;
 }
 std::string_view to_string(Op op) {
-  return name_of(kOpNames, op);
+  const std::string_view name = name_of(kOpNames, op);
+  return name == "?" ? name_of(kEngineOpNames, op) : name;
 }
 std::string_view to_string(Coll c) {
   return name_of(kCollNames, c);

@@ -40,6 +40,8 @@ double load_element(const std::byte* base, size_t index, Dtype dt) {
       return half_to_float(load_as<uint16_t>(base, index));
     case Dtype::BFloat16:
       return bf16_to_float(load_as<uint16_t>(base, index));
+    default:  // the engine's own types (core/types.hpp): never benchmarked
+      break;
   }
   return 0;
 }
@@ -66,6 +68,8 @@ void store_element(std::byte* base, size_t index, Dtype dt, double v) {
       break;
     case Dtype::BFloat16:
       store_as(base, index, float_to_bf16(static_cast<float>(v)));
+      break;
+    default:  // the engine's own types (core/types.hpp): never benchmarked
       break;
   }
 }

@@ -184,6 +184,8 @@ std::string_view param_dtype_name(Dtype d) {
       return "half";
     case Dtype::BFloat16:
       return "bfloat16";
+    default:  // the engine's own types (core/types.hpp): never benchmarked
+      return to_string(d);
   }
   return "float";
 }

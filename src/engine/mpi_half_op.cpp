@@ -24,6 +24,24 @@ MPI_Datatype predefined_type(Dtype dt) {
     case Dtype::Half:
     case Dtype::BFloat16:
       return MPI_DATATYPE_NULL;
+    case Dtype::Int16:
+      return MPI_INT16_T;
+    case Dtype::ComplexFloat:
+      return MPI_C_FLOAT_COMPLEX;
+    case Dtype::ComplexDouble:
+      return MPI_C_DOUBLE_COMPLEX;
+    case Dtype::FloatInt:
+      return MPI_FLOAT_INT;
+    case Dtype::DoubleInt:
+      return MPI_DOUBLE_INT;
+    case Dtype::LongInt:
+      return MPI_LONG_INT;
+    case Dtype::IntInt:
+      return MPI_2INT;
+    case Dtype::ShortInt:
+      return MPI_SHORT_INT;
+    case Dtype::LongDoubleInt:
+      return MPI_LONG_DOUBLE_INT;
   }
   return MPI_DATATYPE_NULL;
 }
@@ -38,6 +56,10 @@ MPI_Op predefined_op(Op op) {
       return MPI_MAX;
     case Op::Min:
       return MPI_MIN;
+    case Op::MaxLoc:
+      return MPI_MAXLOC;
+    case Op::MinLoc:
+      return MPI_MINLOC;
   }
   return MPI_OP_NULL;
 }
@@ -52,6 +74,10 @@ const char* predefined_op_name(Op op) {
       return "MPI_MAX";
     case Op::Min:
       return "MPI_MIN";
+    case Op::MaxLoc:
+      return "MPI_MAXLOC";
+    case Op::MinLoc:
+      return "MPI_MINLOC";
   }
   return "?";
 }
@@ -68,6 +94,24 @@ const char* predefined_type_name(Dtype dt) {
       return "MPI_FLOAT";
     case Dtype::Double:
       return "MPI_DOUBLE";
+    case Dtype::Int16:
+      return "MPI_INT16_T";
+    case Dtype::ComplexFloat:
+      return "MPI_C_FLOAT_COMPLEX";
+    case Dtype::ComplexDouble:
+      return "MPI_C_DOUBLE_COMPLEX";
+    case Dtype::FloatInt:
+      return "MPI_FLOAT_INT";
+    case Dtype::DoubleInt:
+      return "MPI_DOUBLE_INT";
+    case Dtype::LongInt:
+      return "MPI_LONG_INT";
+    case Dtype::IntInt:
+      return "MPI_2INT";
+    case Dtype::ShortInt:
+      return "MPI_SHORT_INT";
+    case Dtype::LongDoubleInt:
+      return "MPI_LONG_DOUBLE_INT";
     default:
       return "?";
   }
@@ -122,8 +166,13 @@ const HalfTypes& half_types() {
 }  // namespace
 
 MpiReduction mpi_datatype_and_op(Dtype dt, Op op) {
-  if (!is_16bit_float(dt)) return {predefined_type(dt), predefined_op(op), false};
+  // An operator MPI does not define on dt (data movement's default Sum on a pair type):
+  // the type alone.
+  const bool applies = op_applies(dt, op);
+  if (!is_16bit_float(dt))
+    return {predefined_type(dt), applies ? predefined_op(op) : MPI_OP_NULL, false};
   const HalfTypes& t = half_types();
+  if (!applies) return {t.type, MPI_OP_NULL, true};
   const auto i = static_cast<size_t>(op);
   return {t.type, dt == Dtype::Half ? t.half[i] : t.bf16[i], true};
 }

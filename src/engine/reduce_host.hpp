@@ -29,6 +29,11 @@ void reduce_host(void* dst, const void* a, const void* b, size_t count, Dtype dt
 //    compare equal, +0 and -0 included, the result is b. Max/Min return one operand
 //    bit-for-bit (a Half or BFloat16 result is never re-rounded).
 //  * A NaN produced by Sum/Prod is a NaN of unspecified payload.
+//  * Int16 as the other integers. ComplexFloat, ComplexDouble: Sum and Prod only, part by
+//    part and (re*re - im*im, re*im + im*re) (core/reduce_ops.hpp).
+//  * The pair types (FloatInt ... LongDoubleInt): MaxLoc and MinLoc only, as MPI defines
+//    them (equal values: the lower index); padding bytes of the result are unspecified.
+//  * A combination op_applies() refuses throws RuntimeError.
 // On x86-64 an AVX2 + F16C variant is used where the CPU has it (checked once); results
 // are identical to the baseline build target apart from NaN payloads of Sum/Prod.
 

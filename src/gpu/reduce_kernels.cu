@@ -8,7 +8,9 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
+#include "core/errors.hpp"
 #include "gpu/cuda_check.hpp"
 #include "gpu/launch.hpp"
 #include "gpu/reduce.hpp"
@@ -16,6 +18,14 @@
 
 namespace cb::gpu {
 namespace {
+
+// The engine's host-only element types and operators (core/types.hpp: int16, complex, the
+// MPI_MAXLOC pairs) have no device kernel: a clear error instead of a wrong result.
+template <typename What>
+[[noreturn]] void unsupported_on_device(const char* fn, What what) {
+  throw RuntimeError(std::string(fn) + ": " + std::string(to_string(what)) +
+                     " is not reduced on the device (host reduction only)");
+}
 
 using namespace kernels;  // NOLINT(google-build-using-namespace): this file is their launcher
 
@@ -94,7 +104,10 @@ void launch_op(const Operands& x, Op op) {
       return launch<Fmt, MaxOp>(x);
     case Op::Min:
       return launch<Fmt, MinOp>(x);
+    default:
+      break;
   }
+  unsupported_on_device("reduce", op);
 }
 
 }  // namespace
@@ -118,7 +131,10 @@ void reduce(void* dst, const void* a, const void* b, size_t count, Dtype dt, Op 
       return launch_op<HalfFormat>(x, op);
     case Dtype::BFloat16:
       return launch_op<Bf16Format>(x, op);
+    default:
+      break;
   }
+  unsupported_on_device("reduce", dt);
 }
 
 void reduce(void* dst, const void* src, size_t count, Dtype dt, Op op, StreamHandle stream) {

@@ -16,6 +16,14 @@
 namespace cb::gpu {
 namespace {
 
+// The engine's host-only element types and operators (core/types.hpp: int16, complex, the
+// MPI_MAXLOC pairs) have no device kernel: a clear error instead of a wrong result.
+template <typename What>
+[[noreturn]] void unsupported_on_device(const char* fn, What what) {
+  throw RuntimeError(std::string(fn) + ": " + std::string(to_string(what)) +
+                     " is not reduced on the device (host reduction only)");
+}
+
 using namespace kernels;  // NOLINT(google-build-using-namespace): this file is their launcher
 
 struct Inputs {  // by value into the kernel's parameter space
@@ -111,7 +119,10 @@ void launch_op(void* out, const Inputs& in, size_t count, Op op, cudaStream_t s)
       return launch<Fmt, MaxOp>(out, in, count, s);
     case Op::Min:
       return launch<Fmt, MinOp>(out, in, count, s);
+    default:
+      break;
   }
+  unsupported_on_device("reduce_many", op);
 }
 
 }  // namespace
@@ -141,7 +152,10 @@ void reduce_many(void* out, const void* const* in, int n, size_t count, Dtype dt
       return launch_op<HalfFormat>(out, x, count, op, s);
     case Dtype::BFloat16:
       return launch_op<Bf16Format>(out, x, count, op, s);
+    default:
+      break;
   }
+  unsupported_on_device("reduce_many", dt);
 }
 
 }  // namespace cb::gpu

@@ -47,24 +47,35 @@ constexpr std::array<const char*, kFnCount> kNames = {
   "MPI_Ibarrier"};
 // clang-format on
 
-// Calls taken and passed through, per function, with the reasons.
+// Calls taken and passed through, per function, with the reasons, and their bytes.
 struct Counts {
   long engine = 0, passed = 0;
   std::map<std::string, long> reasons;
+  unsigned long long engine_bytes = 0, passed_bytes = 0;
 };
 std::mutex g_stats_mu;
 std::array<Counts, kFnCount> g_stats;
 
-void count_engine(Fn fn) {
+struct Signature;
+size_t call_bytes(Fn fn, const Signature& sig);
+
+void count_engine(Fn fn, const Signature& sig) {
   if (!settings().verbose) return;
+  const size_t bytes = call_bytes(fn, sig);
   std::lock_guard lock(g_stats_mu);
   ++g_stats[fn].engine;
+  g_stats[fn].engine_bytes += bytes;
 }
-void count_pass(Fn fn, const std::string& reason) {
+void count_pass(Fn fn, const std::string& reason, const Signature& sig) {
   if (!settings().verbose) return;
+  // An invalid handle or count is MPI's to report: no bytes asked of it.
+  const bool valid = reason != "invalid communicator" && reason != "invalid datatype" &&
+                     reason != "invalid count" && reason != "internal error";
+  const size_t bytes = valid ? call_bytes(fn, sig) : 0;
   std::lock_guard lock(g_stats_mu);
   ++g_stats[fn].passed;
   ++g_stats[fn].reasons[reason];
+  g_stats[fn].passed_bytes += bytes;
 }
 
 // The lines of CB_PRELOAD_VERBOSE, to stderr or appended to CB_PRELOAD_LOG (one write
@@ -102,6 +113,30 @@ void report() {
     }
     line += "\n";
     if (write(fd, line.data(), line.size()) < 0) break;
+  }
+  // The bytes of the same calls (call_bytes), per function and in all: the share of this
+  // rank's collective data that the engine took.
+  unsigned long long engine_bytes = 0, passed_bytes = 0;
+  for (int f = 0; f < kFnCount; ++f) {
+    const Counts& c = g_stats[static_cast<size_t>(f)];
+    if (c.engine_bytes + c.passed_bytes == 0) continue;
+    engine_bytes += c.engine_bytes;
+    passed_bytes += c.passed_bytes;
+    const std::string line = head + "bytes " + kNames[static_cast<size_t>(f)] + ": " +
+                             std::to_string(c.engine_bytes) + " engine, " +
+                             std::to_string(c.passed_bytes) + " passed through\n";
+    if (write(fd, line.data(), line.size()) < 0) break;
+  }
+  if (engine_bytes + passed_bytes > 0) {
+    char share[32];
+    std::snprintf(share, sizeof share, "%.1f",
+                  100.0 * static_cast<double>(engine_bytes) /
+                      static_cast<double>(engine_bytes + passed_bytes));
+    const std::string line = head + "bytes in all: " + std::to_string(engine_bytes) + " engine, " +
+                             std::to_string(passed_bytes) + " passed through (" + share +
+                             " % taken)\n";
+    if (write(fd, line.data(), line.size()) < 0) { /* nothing more to do */
+    }
   }
   if (!any) {
     const std::string line = head + "no interposed calls\n";
@@ -190,6 +225,30 @@ Signature exchange_signature(MPI_Comm c, MPI_Count sn, MPI_Datatype st, MPI_Coun
           .in_place = s == MPI_IN_PLACE,
           .send = s,
           .recv = r};
+}
+
+// The bytes of one call on this rank, for CB_PRELOAD_VERBOSE: the data it reduces or moves
+// here as its type signature counts them (count x MPI_Type_size, the same for the engine and
+// MPI): a reduction's input (reduce_scatter_block's n blocks), a bcast's buffer, the n
+// blocks an alltoall or allgather receives; 0 for a barrier. Only asked in verbose mode.
+size_t call_bytes(Fn fn, const Signature& sig) {
+  if (fn >= kBarrier || sig.comm == MPI_COMM_NULL) return 0;
+  const int base = fn & ~1;  // the int form; k<Name>_c follows k<Name>
+  const bool exchange =
+      base == kAlltoall || base == kAllgather || base == kIalltoall || base == kIallgather;
+  const MPI_Count count = exchange ? sig.count2 : sig.count;
+  const MPI_Datatype type = exchange ? sig.type2 : sig.type;
+  if (count <= 0 || type == MPI_DATATYPE_NULL) return 0;
+  int size = 0;
+  if (PMPI_Type_size(type, &size) != MPI_SUCCESS || size <= 0) return 0;
+  size_t blocks = 1;
+  if (exchange || base == kReduce_scatter_block || base == kIreduce_scatter_block) {
+    int inter = 0, n = 1;
+    PMPI_Comm_test_inter(sig.comm, &inter);
+    (inter ? PMPI_Comm_remote_size : PMPI_Comm_size)(sig.comm, &n);
+    blocks = static_cast<size_t>(n);
+  }
+  return blocks * static_cast<size_t>(count) * static_cast<size_t>(size);
 }
 
 // Per function, the last signature the tuning table handed to the MPI library, per thread.
@@ -307,7 +366,7 @@ int pass_blocking(const CommEngine* eng, Pass&& pass, IPass&& ipass) {
 template <typename Decide, typename Pass, typename IPass>
 int blocking(Fn fn, const Signature& sig, Decide&& how, Pass&& pass, IPass&& ipass) {
   if (CommEngine* eng = remembered_pass(fn, sig)) {
-    count_pass(fn, kTunedToLibrary);
+    count_pass(fn, kTunedToLibrary, sig);
     return pass_blocking(eng, pass, ipass);
   }
   Route r;
@@ -317,7 +376,7 @@ int blocking(Fn fn, const Signature& sig, Decide&& how, Pass&& pass, IPass&& ipa
   const engine::Algorithm* algo = nullptr;
   if (!decide(fn, sig, true, how, r, eng, &routed, &algo, &rc)) return rc;
   if (r.engine()) {
-    count_engine(fn);
+    count_engine(fn, sig);
     try {
       if (r.packing) r.packing->pack(r.args, false);
       routed->run(r.args, *algo);
@@ -327,7 +386,7 @@ int blocking(Fn fn, const Signature& sig, Decide&& how, Pass&& pass, IPass&& ipa
     }
     return MPI_SUCCESS;
   }
-  count_pass(fn, r.reason);
+  count_pass(fn, r.reason, sig);
   remember_pass(fn, sig, r, eng.get());
   if (!eng && r.reason != "invalid communicator") {
     try {
@@ -341,7 +400,7 @@ int blocking(Fn fn, const Signature& sig, Decide&& how, Pass&& pass, IPass&& ipa
 template <typename Decide, typename IPass>
 int nonblocking(Fn fn, const Signature& sig, MPI_Request* request, Decide&& how, IPass&& ipass) {
   if (remembered_pass(fn, sig)) {
-    count_pass(fn, kTunedToLibrary);
+    count_pass(fn, kTunedToLibrary, sig);
     return ipass();
   }
   Route r;
@@ -351,11 +410,11 @@ int nonblocking(Fn fn, const Signature& sig, MPI_Request* request, Decide&& how,
   const engine::Algorithm* algo = nullptr;
   if (!decide(fn, sig, false, how, r, eng, &routed, &algo, &rc)) return rc;
   if (!r.engine()) {
-    count_pass(fn, r.reason);
+    count_pass(fn, r.reason, sig);
     remember_pass(fn, sig, r, eng.get());
     return ipass();
   }
-  count_engine(fn);
+  count_engine(fn, sig);
   try {
     if (r.packing) r.packing->pack(r.args, true);
     routed->start(r.args, *algo, kNames[fn], request, r.packing);

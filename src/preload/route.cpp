@@ -134,26 +134,65 @@ void pack_side(Packing::Side& side, Packing::Target target, const void* buf, MPI
 }
 
 bool is_predefined_op(MPI_Op op) {
-  for (MPI_Op p : {MPI_BAND, MPI_BOR, MPI_BXOR, MPI_LAND, MPI_LOR, MPI_LXOR, MPI_MAXLOC, MPI_MINLOC,
-                   MPI_REPLACE, MPI_NO_OP, MPI_OP_NULL})
+  for (MPI_Op p : {MPI_BAND, MPI_BOR, MPI_BXOR, MPI_LAND, MPI_LOR, MPI_LXOR, MPI_REPLACE, MPI_NO_OP,
+                   MPI_OP_NULL})
     if (op == p) return true;
   return false;
+}
+
+// A predefined type whose layout is the engine's Dtype: same size and, for the complex and
+// pair types (C structs), the same extent (MPI_LONG_DOUBLE_INT's included), lower bound 0.
+std::optional<Dtype> if_laid_out_as(MPI_Datatype t, Dtype dt, int type_size) {
+  int size = 0;
+  MPI_Aint lb = 0, extent = 0;
+  if (PMPI_Type_size(t, &size) != MPI_SUCCESS ||
+      PMPI_Type_get_extent(t, &lb, &extent) != MPI_SUCCESS)
+    return std::nullopt;
+  if (size != type_size || lb != 0 || static_cast<size_t>(extent) != dtype_size(dt))
+    return std::nullopt;
+  return dt;
+}
+
+template <typename V>
+std::optional<Dtype> pair_of(MPI_Datatype t, Dtype dt) {
+  return if_laid_out_as(t, dt, static_cast<int>(sizeof(V) + sizeof(int)));
 }
 
 }  // namespace
 
 std::optional<Dtype> reduction_dtype(MPI_Datatype t, bool* is_unsigned) {
   *is_unsigned = false;
+  // MPI_MAXLOC/MPI_MINLOC's pairs (MPI_2INTEGER: Fortran's INTEGER pair, the C 2INT's layout
+  // where INTEGER is 4 bytes).
+  if (t == MPI_FLOAT_INT) return pair_of<float>(t, Dtype::FloatInt);
+  if (t == MPI_DOUBLE_INT) return pair_of<double>(t, Dtype::DoubleInt);
+  if (t == MPI_LONG_INT) return pair_of<long>(t, Dtype::LongInt);
+  if (t == MPI_2INT || t == MPI_2INTEGER) return pair_of<int>(t, Dtype::IntInt);
+  if (t == MPI_SHORT_INT) return pair_of<short>(t, Dtype::ShortInt);
+  if (t == MPI_LONG_DOUBLE_INT) return pair_of<long double>(t, Dtype::LongDoubleInt);
+  // Complex: C's, C++'s and Fortran's single and double precision (COMPLEX is two REALs).
+  // Fortran's sized types (MPI_INTEGER4 ...: BLACS's) are optional: MPI_DATATYPE_NULL where
+  // the library lacks them, which no call's type equals here.
+  if (t == MPI_C_FLOAT_COMPLEX || t == MPI_C_COMPLEX || t == MPI_CXX_FLOAT_COMPLEX ||
+      t == MPI_COMPLEX || t == MPI_COMPLEX8)
+    return if_laid_out_as(t, Dtype::ComplexFloat, static_cast<int>(2 * sizeof(float)));
+  if (t == MPI_C_DOUBLE_COMPLEX || t == MPI_CXX_DOUBLE_COMPLEX || t == MPI_DOUBLE_COMPLEX ||
+      t == MPI_COMPLEX16)
+    return if_laid_out_as(t, Dtype::ComplexDouble, static_cast<int>(2 * sizeof(double)));
   bool floating = false;
-  if (t == MPI_FLOAT || t == MPI_DOUBLE || t == MPI_REAL || t == MPI_DOUBLE_PRECISION) {
+  if (t == MPI_FLOAT || t == MPI_DOUBLE || t == MPI_REAL || t == MPI_DOUBLE_PRECISION ||
+      t == MPI_REAL4 || t == MPI_REAL8) {
     floating = true;
   } else if (t == MPI_UNSIGNED || t == MPI_UNSIGNED_LONG || t == MPI_UNSIGNED_LONG_LONG ||
-             t == MPI_UINT8_T || t == MPI_UINT32_T || t == MPI_UINT64_T || t == MPI_UNSIGNED_CHAR) {
+             t == MPI_UINT8_T || t == MPI_UINT16_T || t == MPI_UINT32_T || t == MPI_UINT64_T ||
+             t == MPI_UNSIGNED_CHAR || t == MPI_UNSIGNED_SHORT) {
     *is_unsigned = true;
   } else if (!(t == MPI_INT || t == MPI_LONG || t == MPI_LONG_LONG_INT || t == MPI_LONG_LONG ||
-               t == MPI_INT8_T || t == MPI_INT32_T || t == MPI_INT64_T || t == MPI_SIGNED_CHAR ||
-               t == MPI_INTEGER || t == MPI_AINT || t == MPI_OFFSET || t == MPI_COUNT)) {
-    return std::nullopt;  // MPI_CHAR and MPI_BYTE do not reduce; 2-byte integers, long double...
+               t == MPI_INT8_T || t == MPI_INT16_T || t == MPI_INT32_T || t == MPI_INT64_T ||
+               t == MPI_SIGNED_CHAR || t == MPI_SHORT || t == MPI_INTEGER || t == MPI_INTEGER1 ||
+               t == MPI_INTEGER2 || t == MPI_INTEGER4 || t == MPI_INTEGER8 || t == MPI_AINT ||
+               t == MPI_OFFSET || t == MPI_COUNT)) {
+    return std::nullopt;  // MPI_CHAR and MPI_BYTE do not reduce; long double, bool ...
   }
   int size = 0;
   if (PMPI_Type_size(t, &size) != MPI_SUCCESS) return std::nullopt;
@@ -163,6 +202,7 @@ std::optional<Dtype> reduction_dtype(MPI_Datatype t, bool* is_unsigned) {
     return std::nullopt;
   }
   if (size == 1) return Dtype::Char;  // int8
+  if (size == 2) return Dtype::Int16;
   if (size == 4) return Dtype::Int32;
   if (size == 8) return Dtype::Int64;
   return std::nullopt;
@@ -173,6 +213,8 @@ std::optional<Op> op_of(MPI_Op op) {
   if (op == MPI_PROD) return Op::Prod;
   if (op == MPI_MAX) return Op::Max;
   if (op == MPI_MIN) return Op::Min;
+  if (op == MPI_MAXLOC) return Op::MaxLoc;
+  if (op == MPI_MINLOC) return Op::MinLoc;
   return std::nullopt;
 }
 
@@ -194,6 +236,9 @@ Route reduction(Coll coll, const void* sendbuf, void* recvbuf, MPI_Count count, 
   if (!dt) return {{}, "datatype not reduced by the engine"};
   const std::optional<Op> o = op_of(op);
   if (!o) return {{}, is_predefined_op(op) ? "op other than sum/prod/max/min" : "user op"};
+  // MPI defines no other (MPI_MAX on a complex type, MPI_SUM on MPI_2INT, MPI_MAXLOC on
+  // MPI_INT): erroneous, MPI reports it.
+  if (!op_applies(*dt, *o)) return {{}, "op not defined on the datatype"};
   if (is_unsigned && (*o == Op::Max || *o == Op::Min)) return {{}, "unsigned max/min"};
   const bool rooted = coll == Coll::Reduce;
   if (rooted && (root < 0 || root >= size)) return {{}, "invalid root"};

@@ -7,9 +7,12 @@
 // rank of a call decides alike.
 //
 // Reductions (allreduce, reduce, reduce_scatter_block) keep their element type: a
-// predefined type that is a collbench Dtype of the same size (signed or unsigned integers
-// of 1, 4 or 8 bytes, float, double) and MPI_SUM/PROD/MAX/MIN (unsigned: sum and prod
-// only, which wrap bit for bit alike); MPI requires the same datatype on every rank. Data movement
+// predefined type that is a collbench Dtype of the same layout (signed or unsigned integers
+// of 1, 2, 4 or 8 bytes, float, double, single and double complex, the MPI_MAXLOC pairs
+// MPI_FLOAT_INT ... MPI_LONG_DOUBLE_INT) with an operator op_applies() allows (integers and
+// reals: MPI_SUM/PROD/MAX/MIN, unsigned sum and prod only, which wrap bit for bit alike;
+// complex: sum and prod; pairs: MPI_MAXLOC/MINLOC); MPI requires the same datatype on every
+// rank. Data movement
 // (bcast, alltoall, allgather) moves bytes: count x the type's size, which MPI makes every rank
 // agree on whatever type each rank describes them with. A buffer whose bytes do not lie in typemap
 // order without gaps (a vector type, MPI_BOTTOM with absolute addresses, MPI_DOUBLE_INT x 2 ...) is
@@ -84,8 +87,9 @@ Route exchange(Coll coll, const void* sendbuf, MPI_Count sendcount, MPI_Datatype
                void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm);
 Route barrier(MPI_Comm comm);
 
-// The collbench element type of a predefined MPI type in a reduction (same size); nullopt
-// for types the engine does not reduce. *is_unsigned says whether max/min would differ.
+// The collbench element type of a predefined MPI type in a reduction (same size; complex and
+// pair types: same size and extent); nullopt for types the engine does not reduce.
+// *is_unsigned says whether max/min would differ.
 std::optional<Dtype> reduction_dtype(MPI_Datatype type, bool* is_unsigned);
 std::optional<Op> op_of(MPI_Op op);
 

@@ -18,7 +18,9 @@
 #include <string>
 #include <vector>
 
+#include "core/errors.hpp"
 #include "core/half.hpp"
+#include "core/reduce_ops.hpp"
 #include "reference.hpp"
 
 namespace cb::engine {
@@ -78,6 +80,8 @@ T integer_reference(Op op, T a, T b) {
       return a > b ? a : b;
     case Op::Min:
       return a < b ? a : b;
+    default:  // the engine's own operators (core/types.hpp): never benchmarked
+      break;
   }
   return 0;
 }
@@ -489,6 +493,148 @@ TEST(ReduceHost, ZeroCountTouchesNothing) {
       EXPECT_EQ(std::count(in.begin(), in.end(), std::byte{0x11}), 64) << to_string(dt);
     }
   }
+}
+
+// ---- The engine's own types (the drop-in's MPI types): int16, complex, MAXLOC pairs. ----
+
+// Every size 1..70 (vector bodies and tails), distinct and dst == a, both variants.
+template <typename T, typename Ref>
+void expect_engine_type(Dtype dt, Op op, const std::vector<T>& a, const std::vector<T>& b,
+                        Ref&& ref) {
+  for (const ReduceFn fn : {reduce_best, detail::reduce_host_baseline}) {
+    for (size_t n = 1; n <= a.size(); ++n) {
+      std::vector<T> out(n), io(a.begin(), a.begin() + static_cast<std::ptrdiff_t>(n));
+      fn(out.data(), a.data(), b.data(), n, dt, op);
+      fn(io.data(), io.data(), b.data(), n, dt, op);
+      for (size_t i = 0; i < n; ++i) {
+        const T want = ref(a[i], b[i]);
+        ASSERT_TRUE(ref.equal(out[i], want))
+            << to_string(dt) << " " << to_string(op) << " n=" << n << " element " << i;
+        ASSERT_TRUE(ref.equal(io[i], want)) << to_string(dt) << " in place, element " << i;
+      }
+    }
+  }
+}
+
+struct Int16Ref {
+  Op op;
+  int16_t operator()(int16_t a, int16_t b) const {
+    switch (op) {
+      case Op::Sum:
+        return wrap_to<int16_t>(static_cast<__int128>(a) + b);
+      case Op::Prod:
+        return wrap_to<int16_t>(static_cast<__int128>(a) * b);
+      case Op::Max:
+        return std::max(a, b);
+      default:
+        return std::min(a, b);
+    }
+  }
+  bool equal(int16_t x, int16_t y) const { return x == y; }
+};
+
+TEST(ReduceHost, Int16EveryOperatorWraps) {
+  std::mt19937 rng(16);
+  std::vector<int16_t> a(70), b(70);
+  for (size_t i = 0; i < a.size(); ++i) {
+    a[i] = static_cast<int16_t>(rng());
+    b[i] = static_cast<int16_t>(rng());
+  }
+  a[0] = std::numeric_limits<int16_t>::max();
+  b[0] = 1;  // wraps to min
+  for (const Op op : kAllOps) expect_engine_type(Dtype::Int16, op, a, b, Int16Ref{op});
+  EXPECT_EQ(dtype_size(Dtype::Int16), 2u);
+}
+
+template <typename T>
+struct ComplexRef {
+  Op op;
+  reduce_ops::Complex<T> operator()(reduce_ops::Complex<T> a, reduce_ops::Complex<T> b) const {
+    if (op == Op::Sum) return {a.re + b.re, a.im + b.im};
+    return {a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re};
+  }
+  bool equal(reduce_ops::Complex<T> x, reduce_ops::Complex<T> y) const {
+    return x.re == y.re && x.im == y.im;
+  }
+};
+
+template <typename T>
+void complex_cases(Dtype dt) {
+  std::mt19937 rng(7);
+  std::vector<reduce_ops::Complex<T>> a(70), b(70);
+  for (size_t i = 0; i < a.size(); ++i) {  // exact small integers and fractions
+    a[i] = {T(static_cast<int>(rng() % 41) - 20) / 4, T(static_cast<int>(rng() % 41) - 20)};
+    b[i] = {T(static_cast<int>(rng() % 41) - 20), T(static_cast<int>(rng() % 41) - 20) / 8};
+  }
+  a[1] = {T(3), T(2)};
+  b[1] = {T(1), T(-4)};  // (3 + 2i)(1 - 4i) = 11 - 10i
+  for (const Op op : {Op::Sum, Op::Prod}) expect_engine_type(dt, op, a, b, ComplexRef<T>{op});
+  std::vector<reduce_ops::Complex<T>> out(2);
+  reduce_host(out.data(), a.data(), b.data(), 2, dt, Op::Prod);
+  EXPECT_EQ(out[1].re, T(11));
+  EXPECT_EQ(out[1].im, T(-10));
+  EXPECT_EQ(dtype_size(dt), 2 * sizeof(T));
+}
+
+TEST(ReduceHost, ComplexSumAndProd) {
+  complex_cases<float>(Dtype::ComplexFloat);
+  complex_cases<double>(Dtype::ComplexDouble);
+}
+
+// MPI's definition: the larger (smaller) value; equal values take the lower index.
+template <typename V>
+struct LocRef {
+  Op op;
+  reduce_ops::LocPair<V> operator()(reduce_ops::LocPair<V> a, reduce_ops::LocPair<V> b) const {
+    if (a.value == b.value) return {a.value, std::min(a.index, b.index)};
+    const bool b_wins = op == Op::MaxLoc ? b.value > a.value : b.value < a.value;
+    return b_wins ? b : a;
+  }
+  bool equal(reduce_ops::LocPair<V> x, reduce_ops::LocPair<V> y) const {
+    return x.value == y.value && x.index == y.index;  // never the padding
+  }
+};
+
+template <typename V>
+void loc_cases(Dtype dt) {
+  std::mt19937 rng(3);
+  std::vector<reduce_ops::LocPair<V>> a(70), b(70);
+  for (size_t i = 0; i < a.size(); ++i) {  // values 0..3: many ties
+    a[i] = {V(rng() % 4), static_cast<int>(rng() % 100)};
+    b[i] = {V(rng() % 4), static_cast<int>(rng() % 100)};
+  }
+  a[0] = {V(2), 9};
+  b[0] = {V(2), 4};  // a tie: index 4 either way
+  for (const Op op : {Op::MaxLoc, Op::MinLoc}) expect_engine_type(dt, op, a, b, LocRef<V>{op});
+  for (const Op op : {Op::MaxLoc, Op::MinLoc}) {
+    std::vector<reduce_ops::LocPair<V>> out(1);
+    reduce_host(out.data(), a.data(), b.data(), 1, dt, op);
+    EXPECT_EQ(out[0].index, 4) << to_string(dt);
+    reduce_host(out.data(), b.data(), a.data(), 1, dt, op);
+    EXPECT_EQ(out[0].index, 4) << to_string(dt);
+  }
+  EXPECT_EQ(dtype_size(dt), sizeof(reduce_ops::LocPair<V>));
+}
+
+TEST(ReduceHost, MaxLocMinLocOnEveryPairType) {
+  loc_cases<float>(Dtype::FloatInt);
+  loc_cases<double>(Dtype::DoubleInt);
+  loc_cases<long>(Dtype::LongInt);
+  loc_cases<int>(Dtype::IntInt);
+  loc_cases<short>(Dtype::ShortInt);
+  loc_cases<long double>(Dtype::LongDoubleInt);
+}
+
+TEST(ReduceHost, OperatorsMpiDoesNotDefineAreRefused) {
+  std::vector<std::byte> x(64);
+  EXPECT_THROW(reduce_host(x.data(), x.data(), 1, Dtype::ComplexFloat, Op::Max), RuntimeError);
+  EXPECT_THROW(reduce_host(x.data(), x.data(), 1, Dtype::DoubleInt, Op::Sum), RuntimeError);
+  EXPECT_THROW(reduce_host(x.data(), x.data(), 1, Dtype::Int32, Op::MaxLoc), RuntimeError);
+  EXPECT_TRUE(op_applies(Dtype::Int16, Op::Prod));
+  EXPECT_FALSE(op_applies(Dtype::Half, Op::MinLoc));
+  EXPECT_EQ(to_string(Dtype::LongDoubleInt), "long_double_int");
+  EXPECT_EQ(to_string(Op::MaxLoc), "maxloc");
+  EXPECT_FALSE(parse_dtype("int16"));  // not a benchmark type
 }
 
 TEST(ReduceHost, ReportsItsVariant) {

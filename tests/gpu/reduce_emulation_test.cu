@@ -47,6 +47,8 @@ void emulate_op(void* dst, const void* a, const void* b, size_t count, Op op, si
       return emulate<Fmt, MaxOp>(dst, a, b, count, threads);
     case Op::Min:
       return emulate<Fmt, MinOp>(dst, a, b, count, threads);
+    default:  // the engine's own operators (core/types.hpp): never benchmarked
+      break;
   }
 }
 
@@ -68,6 +70,8 @@ void emulate_reduce(void* dst, const void* a, const void* b, size_t count, Dtype
       return emulate_op<HalfFormat>(dst, a, b, count, op, threads);
     case Dtype::BFloat16:
       return emulate_op<Bf16Format>(dst, a, b, count, op, threads);
+    default:  // the engine's own types (core/types.hpp): never benchmarked
+      break;
   }
 }
 

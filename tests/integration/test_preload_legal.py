@@ -524,11 +524,60 @@ def legal_mixed_types(env):
                                                 "MPI_Iallgather", "MPI_Alltoall"])
 
 
+BYTES_LINE = re.compile(r"^cb_engine_preload: rank (\d+): bytes (MPI_\w+|in all): (\d+) engine, "
+                        r"(\d+) passed through")
+
+
+def bytes_counts(env, label):
+    """CB_PRELOAD_VERBOSE's bytes lines of the run `label` ({function or "in all": (engine,
+    passed through)}, summed over the ranks) and how many ranks wrote "in all"."""
+    out, ranks = {}, 0
+    with open(env.path(label.replace(" ", "_").replace("=", "") + ".log")) as f:
+        for l in f:
+            m = BYTES_LINE.match(l)
+            if m:
+                e, p = out.get(m.group(2), (0, 0))
+                out[m.group(2)] = (e + int(m.group(3)), p + int(m.group(4)))
+                ranks += m.group(2) == "in all"
+    return out, ranks
+
+
 @case('asan')
 def legal_buffer_kinds(env):
     """Issue 39: allreduce and bcast buffers from MPI_Alloc_mem, a shared window
-    (MPI_Win_allocate_shared) and the heap, a different kind on each rank."""
+    (MPI_Win_allocate_shared) and the heap, a different kind on each rank. Also the bytes
+    CB_PRELOAD_VERBOSE counts: per rank 3 allreduces and 3 bcasts of 4096 ints, one
+    allgather of one int from each of the 3 ranks."""
     compare(env, 3, "buffer_kinds", engine=["MPI_Allreduce", "MPI_Bcast"])
+    got, ranks = bytes_counts(env, "buffer_kinds np=3 preloaded")
+    want = {"MPI_Allreduce": 3 * 3 * 4096 * 4, "MPI_Bcast": 3 * 3 * 4096 * 4,
+            "MPI_Allgather": 3 * 3 * 4}
+    check(ranks == 3, f"{ranks} ranks wrote the bytes in all, not 3: {got}")
+    check({fn: sum(got.get(fn, (0, 0))) for fn in want} == want and
+          got["MPI_Allreduce"][1] == 0 and got["MPI_Bcast"][1] == 0,
+          f"bytes: expected {want} (allreduce and bcast all the engine's), got {got}")
+    check(got["in all"] == tuple(map(sum, zip(*(got[fn] for fn in want)))),
+          f"bytes in all {got['in all']} is not the functions' sum: {got}")
+
+
+@case('asan')
+def legal_reduction_types(env):
+    """Issue 39: complex MPI_SUM/MPI_PROD (MPI_C_FLOAT_COMPLEX, MPI_C_DOUBLE_COMPLEX,
+    MPI_COMPLEX, MPI_DOUBLE_COMPLEX, MPI_COMPLEX16), 16-bit integers (MPI_SHORT,
+    MPI_UNSIGNED_SHORT, MPI_INT16_T, MPI_UINT16_T, MPI_INTEGER2) under sum, prod, max and
+    min, MPI_MAXLOC/MPI_MINLOC on MPI_2INT, MPI_FLOAT_INT, MPI_DOUBLE_INT, MPI_LONG_INT,
+    MPI_SHORT_INT and MPI_LONG_DOUBLE_INT with ties, in allreduce, reduce,
+    reduce_scatter_block and iallreduce at 37 and 3000 elements, 3 ranks: the same bits as
+    plain MPI, every call the engine's but unsigned max/min; with the default table and with
+    ring/binomial forced."""
+    counts = {"MPI_Allreduce": (228, 24), "MPI_Reduce": (120, 12), "MPI_Iallreduce": (102, 0),
+              "MPI_Reduce_scatter_block": (66, 0)}
+    compare(env, 3, "reduction_types", reason="unsigned max/min", counts=counts)
+    # The MPI-transport algorithms, which cut buffers into pieces of whole elements.
+    forced = {"CB_ALLREDUCE_ALGO": "ring", "CB_REDUCE_ALGO": "binomial",
+              "CB_REDUCE_SCATTER_ALGO": "ring"}
+    compare(env, 3, "reduction_types", extra=forced, tag=" forced", reason="unsigned max/min",
+            counts=counts)
 
 
 @case('asan')

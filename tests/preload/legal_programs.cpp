@@ -36,6 +36,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 namespace {
@@ -1598,6 +1599,204 @@ void vform_counts() {
   blocking_bcast(MPI_COMM_WORLD, 5, 64, g_size - 1, "bcast after alltoallv");
 }
 
+// ---- issue 39: the reduction types real codes pass ---------------------------------------
+//
+// Complex sum and prod, 16-bit integers under every operator (unsigned max and min pass
+// through), MPI_MAXLOC/MPI_MINLOC on every pair type, with ties (equal values on several
+// ranks: the lowest index wins), in allreduce, reduce (root size - 1), reduce_scatter_block
+// and iallreduce, at 37 elements (the small path) and 3000 (the others). Inputs are small
+// integers, so every complex product and sum is exact in any order (cx_in). Only the values and
+// indices of pairs are hashed, never a struct's padding (which MPI leaves alone and the
+// engine does not promise to).
+
+template <typename T>
+struct Cx {
+  T re, im;
+};
+
+// Rank r's complex input at i. Sum: parts in -2..2. Prod: 2..4 + 1i, whose partial
+// products all lie in the first quadrant (arguments below 27 degrees each, 3 ranks): no part
+// is ever zero, since a zero's sign would depend on the order of the products (MPI fixes
+// none), and every product is exact.
+template <typename T>
+Cx<T> cx_in(int rank, size_t i, bool prod) {
+  if (prod) return {T((rank + static_cast<int>(i)) % 3 + 2), T(1)};
+  const int a = (rank + static_cast<int>(i)) % 5 - 2, b = (rank * 3 + static_cast<int>(i)) % 4 - 1;
+  return {T(a), T(b)};
+}
+
+template <typename T>
+void complex_case(MPI_Datatype type, const char* name, size_t n) {
+  for (const bool prod : {false, true}) {
+    const std::string tag = std::string(name) + (prod ? " prod" : " sum") + " n=" + sz(n);
+    std::vector<Cx<T>> in(n), out(n, Cx<T>{T(-9), T(-9)});
+    for (size_t i = 0; i < n; ++i) in[i] = cx_in<T>(g_rank, i, prod);
+    MPI_Allreduce(in.data(), out.data(), static_cast<int>(n), type, prod ? MPI_PROD : MPI_SUM,
+                  MPI_COMM_WORLD);
+    std::vector<long long> re(n), im(n);
+    for (size_t i = 0; i < n; ++i)
+      re[i] = static_cast<long long>(out[i].re), im[i] = static_cast<long long>(out[i].im);
+    const auto want = [&](size_t i) {
+      Cx<long long> acc{prod ? 1 : 0, 0};
+      for (int r = 0; r < g_size; ++r) {
+        const Cx<T> v = cx_in<T>(r, i, prod);
+        const auto vr = static_cast<long long>(v.re), vi = static_cast<long long>(v.im);
+        acc = prod ? Cx<long long>{acc.re * vr - acc.im * vi, acc.re * vi + acc.im * vr}
+                   : Cx<long long>{acc.re + vr, acc.im + vi};
+      }
+      return acc;
+    };
+    expect_eq<long long>(tag + " re", re, [&](size_t i) { return want(i).re; });
+    expect_eq<long long>(tag + " im", im, [&](size_t i) { return want(i).im; });
+    own(tag, out);
+  }
+  // Reduce at the last rank and a non-blocking allreduce of the same type.
+  std::vector<Cx<T>> in(n), out(n, Cx<T>{T(-9), T(-9)});
+  for (size_t i = 0; i < n; ++i) in[i] = cx_in<T>(g_rank, i, true);
+  MPI_Reduce(in.data(), out.data(), static_cast<int>(n), type, MPI_PROD, g_size - 1,
+             MPI_COMM_WORLD);
+  if (g_rank == g_size - 1) own(std::string(name) + " reduce prod n=" + sz(n), out);
+  MPI_Request req;
+  MPI_Iallreduce(in.data(), out.data(), static_cast<int>(n), type, MPI_SUM, MPI_COMM_WORLD, &req);
+  MPI_Wait(&req, MPI_STATUS_IGNORE);
+  own(std::string(name) + " iallreduce sum n=" + sz(n), out);
+}
+
+// 16-bit integers: values near the ends of the range, so sums and products wrap.
+template <typename T>
+void int16_case(MPI_Datatype type, const char* name, size_t n) {
+  const MPI_Op ops[] = {MPI_SUM, MPI_PROD, MPI_MAX, MPI_MIN};
+  const char* names[] = {"sum", "prod", "max", "min"};
+  for (int k = 0; k < 4; ++k) {
+    std::vector<T> in(n), out(n, T(7));
+    for (size_t i = 0; i < n; ++i)
+      in[i] = static_cast<T>(static_cast<int>(i * 2654435761u % 65536u) * (g_rank + 1) + g_rank);
+    MPI_Allreduce(in.data(), out.data(), static_cast<int>(n), type, ops[k], MPI_COMM_WORLD);
+    // Unsigned max and min pass through to MPI, whose result is only compared: MPICH 4.0.2
+    // orders unsigned types as signed ones (MPI_MAX of 62307 and 31153 as MPI_UNSIGNED_SHORT
+    // gives 31153; of 4e9 and 5 as MPI_UNSIGNED, 5).
+    if (std::is_unsigned_v<T> && k >= 2) {
+      own(std::string(name) + " allreduce " + names[k] + " n=" + sz(n), out);
+      continue;
+    }
+    expect_eq<T>(std::string(name) + " " + names[k], out, [&](size_t i) {
+      T acc = 0;
+      for (int r = 0; r < g_size; ++r) {
+        const T v = static_cast<T>(static_cast<int>(i * 2654435761u % 65536u) * (r + 1) + r);
+        if (r == 0)
+          acc = v;
+        else if (k == 0)
+          acc = static_cast<T>(acc + v);
+        else if (k == 1)  // in unsigned: 65535 * 65535 overflows int
+          acc = static_cast<T>(static_cast<unsigned>(acc) * static_cast<unsigned>(v));
+        else if (k == 2)
+          acc = std::max(acc, v);
+        else
+          acc = std::min(acc, v);
+      }
+      return acc;
+    });
+    own(std::string(name) + " allreduce " + names[k] + " n=" + sz(n), out);
+  }
+  // reduce_scatter_block and reduce: the sum.
+  const size_t ns = static_cast<size_t>(g_size);
+  std::vector<T> in(n * ns), out(n, T(7));
+  for (size_t i = 0; i < in.size(); ++i)
+    in[i] = static_cast<T>(i * 40503u + static_cast<size_t>(g_rank) * 977u);
+  MPI_Reduce_scatter_block(in.data(), out.data(), static_cast<int>(n), type, MPI_SUM,
+                           MPI_COMM_WORLD);
+  own(std::string(name) + " reduce_scatter_block sum n=" + sz(n), out);
+  MPI_Reduce(in.data(), out.data(), static_cast<int>(n), type, MPI_MAX, g_size - 1, MPI_COMM_WORLD);
+  if (g_rank == g_size - 1) own(std::string(name) + " reduce max n=" + sz(n), out);
+}
+
+template <typename V>
+struct Loc {
+  V value;
+  int index;
+};
+
+// Rank r's pair at i: value (r + i) % 3 when i % 4 != 0 (ties between ranks), else the same
+// value on every rank (all tie); index r * 10 + i % 7 (unordered across ranks).
+template <typename V>
+Loc<V> loc_in(int rank, size_t i) {
+  const int v = i % 4 == 0 ? static_cast<int>(i % 5) : (rank + static_cast<int>(i)) % 3;
+  return {static_cast<V>(v), ((rank * 5 + 3) % 7) * 10 + static_cast<int>(i % 7)};
+}
+
+template <typename V>
+void loc_result(const std::string& tag, const std::vector<Loc<V>>& got, bool max, size_t offset) {
+  std::vector<long long> values(got.size()), index(got.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    values[i] = static_cast<long long>(got[i].value);
+    index[i] = got[i].index;
+  }
+  const auto want = [&](size_t i) {
+    Loc<V> acc = loc_in<V>(0, offset + i);
+    for (int r = 1; r < g_size; ++r) {
+      const Loc<V> v = loc_in<V>(r, offset + i);
+      if (v.value == acc.value)
+        acc.index = std::min(acc.index, v.index);
+      else if (max ? v.value > acc.value : v.value < acc.value)
+        acc = v;
+    }
+    return acc;
+  };
+  expect_eq<long long>(tag + " value", values,
+                       [&](size_t i) { return static_cast<long long>(want(i).value); });
+  expect_eq<long long>(tag + " index", index,
+                       [&](size_t i) { return static_cast<long long>(want(i).index); });
+  own(tag + " value", values);
+  own(tag + " index", index);
+}
+
+template <typename V>
+void loc_case(MPI_Datatype type, const char* name, size_t n) {
+  for (const bool max : {true, false}) {
+    const std::string tag = std::string(name) + (max ? " maxloc" : " minloc") + " n=" + sz(n);
+    std::vector<Loc<V>> in(n), out(n, Loc<V>{V(-5), -5});
+    for (size_t i = 0; i < n; ++i) in[i] = loc_in<V>(g_rank, i);
+    const MPI_Op op = max ? MPI_MAXLOC : MPI_MINLOC;
+    MPI_Allreduce(in.data(), out.data(), static_cast<int>(n), type, op, MPI_COMM_WORLD);
+    loc_result(tag, out, max, 0);
+    MPI_Request req;
+    MPI_Iallreduce(in.data(), out.data(), static_cast<int>(n), type, op, MPI_COMM_WORLD, &req);
+    MPI_Wait(&req, MPI_STATUS_IGNORE);
+    loc_result(tag + " iallreduce", out, max, 0);
+    MPI_Reduce(in.data(), out.data(), static_cast<int>(n), type, op, g_size - 1, MPI_COMM_WORLD);
+    if (g_rank == g_size - 1) loc_result(tag + " reduce", out, max, 0);
+  }
+  // reduce_scatter_block with maxloc: rank r gets block r.
+  const size_t ns = static_cast<size_t>(g_size);
+  std::vector<Loc<V>> in(n * ns), out(n, Loc<V>{V(-5), -5});
+  for (size_t i = 0; i < in.size(); ++i) in[i] = loc_in<V>(g_rank, i);
+  MPI_Reduce_scatter_block(in.data(), out.data(), static_cast<int>(n), type, MPI_MAXLOC,
+                           MPI_COMM_WORLD);
+  loc_result(std::string(name) + " reduce_scatter_block maxloc n=" + sz(n), out, true,
+             n * static_cast<size_t>(g_rank));
+}
+
+void reduction_types() {
+  for (const size_t n : {size_t{37}, size_t{3000}}) {
+    complex_case<float>(MPI_C_FLOAT_COMPLEX, "c_float_complex", n);
+    complex_case<double>(MPI_C_DOUBLE_COMPLEX, "c_double_complex", n);
+    complex_case<float>(MPI_COMPLEX, "complex", n);
+    complex_case<double>(MPI_DOUBLE_COMPLEX, "double_complex", n);
+    int16_case<short>(MPI_SHORT, "short", n);
+    int16_case<unsigned short>(MPI_UNSIGNED_SHORT, "unsigned_short", n);
+    int16_case<int16_t>(MPI_INT16_T, "int16_t", n);
+    int16_case<uint16_t>(MPI_UINT16_T, "uint16_t", n);
+    int16_case<int16_t>(MPI_INTEGER2, "integer2", n);  // Fortran's sized types, as BLACS's
+    complex_case<double>(MPI_COMPLEX16, "complex16", n);
+    loc_case<int>(MPI_2INT, "2int", n);
+    loc_case<float>(MPI_FLOAT_INT, "float_int", n);
+    loc_case<double>(MPI_DOUBLE_INT, "double_int", n);
+    loc_case<long>(MPI_LONG_INT, "long_int", n);
+    loc_case<short>(MPI_SHORT_INT, "short_int", n);
+    loc_case<long double>(MPI_LONG_DOUBLE_INT, "long_double_int", n);
+  }
+}
+
 std::string arg_str(int argc, char** argv, int i, const char* dflt) {
   return argc > i ? argv[i] : dflt;
 }
@@ -1666,6 +1865,8 @@ int main(int argc, char** argv) {
     buffer_kinds();
   } else if (name == "vform_counts") {
     vform_counts();
+  } else if (name == "reduction_types") {
+    reduction_types();
   } else if (name == "lazy_first_collective") {
     lazy_first_collective();
   } else if (name == "small_devshm") {
