@@ -326,6 +326,20 @@ BLOCKS = {
             "bands": [(1, 4 * KiB), (16 * KiB, 4 * MiB), (16 * MiB, 16 * MiB)],
             "corner": "engine / MPICH"}),
     },
+    **{f"vm-20261127/cluster-{mpi}-2x2/README.md": {
+        # the main job's sweep at 2 hosts x 2 ranks, 10 Gbit/s links (scripts/cluster_sweep.sh)
+        "engine-vs-mpi": ("ratios", {
+            "rows": _engine_vs_mpi(["allreduce", "bcast", "alltoall", "allgather",
+                                    "reduce_scatter", "reduce", "alltoallv"], [""]),
+            "bands": [(4, 256), (512, 8 * KiB), (16 * KiB, 64 * KiB)],
+            "corner": f"engine / {label}, 2 x 2"}),
+        "small": ("latency", {
+            "size": 8, "pattern": "{row}.{col}.host.json", "cols": ["mpi", "engine"],
+            "rows": ["allreduce", "bcast", "alltoall", "allgather", "reduce_scatter",
+                     "reduce"]}),
+        "pair": ("latency", {"size": 4, "pattern": "{row}.{col}.host.json",
+                             "cols": ["mpi", "engine"], "rows": ["latency"]}),
+    } for mpi, label in [("mpich5", "MPICH 5"), ("openmpi5", "Open MPI 5")]},
 }
 
 
