@@ -49,7 +49,9 @@
 #                   timings under flock -x /tmp/cb_quiet.lock and the MPI lock)
 # Writes OUTDIR/apps.json (per application and rank count: runs, identical, engine counts,
 # timing; from every application's records in OUTDIR, also those of earlier runs with other
-# APPS) and OUTDIR/summary.md (scripts/preload_apps_report.py), logs under OUTDIR/<app>/.
+# APPS) and OUTDIR/summary.md (scripts/preload_apps_report.py), logs under OUTDIR/<app>/, and
+# OUTDIR/bytes-share.{json,md}: the share of the routed collective bytes the engine took
+# (scripts/preload_bytes_share.py over every preloaded run's CB_PRELOAD_VERBOSE log).
 # Exit status 0 when every application ran identically under the preload, 1 otherwise, 2
 # when the library or an application is missing.
 set -u
@@ -267,4 +269,13 @@ for app in $apps; do
   esac
 done
 python3 "$repo/scripts/preload_apps_report.py" "$out" || status=1
+# The share of the routed collective bytes the engine took, per application whose preloaded
+# runs left CB_PRELOAD_VERBOSE logs: OUTDIR/bytes-share.json and .md (scripts/preload_bytes_share.py)
+shares=()
+for app in mpi4py hdf5 scalapack; do
+  [ -n "$(find "$out/$app" -name '*.verbose' 2>/dev/null | head -1)" ] && shares+=("$app=$out/$app")
+done
+[ ${#shares[@]} -gt 0 ] && echo &&
+  python3 "$repo/scripts/preload_bytes_share.py" --json "$out/bytes-share.json" \
+    --md "$out/bytes-share.md" "${shares[@]}"
 exit $status
