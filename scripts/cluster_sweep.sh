@@ -10,7 +10,7 @@
 #                       5.0 standard ABI) on its libfabric netmod over TCP
 #                       (MPIR_CVAR_CH4_NETMOD=ofi FI_PROVIDER=tcp): no UCX, no hang
 #           openmpi5    Open MPI 5 (build-openmpi5/), its daemons and TCP on the cluster's
-#                       network only
+#                       network only, the daemons' TCP keepalive at 1 s (5 probes)
 #   Settings: CB_PPN (default 2) and CB_NP (default 4): ranks per host and of the collectives;
 #   CB_CLUSTER_RATE (default 10gbit): each link's rate; CB_REPEAT: passes per size (sweep.sh);
 #   CB_CLUSTER_KEEP=1: leave the cluster up at the end. Needs root (scripts/cluster.sh).
@@ -34,7 +34,10 @@ case "$mpi" in
     export MPIR_CVAR_CH4_NETMOD=ofi FI_PROVIDER=tcp ;;
   openmpi5)
     build=$repo/build-openmpi5
-    export PRTE_MCA_oob_tcp_if_include=$net.0/24 OMPI_MCA_btl_tcp_if_include=$net.0/24 ;;
+    export PRTE_MCA_oob_tcp_if_include=$net.0/24 OMPI_MCA_btl_tcp_if_include=$net.0/24
+    # a cut link ends the job in seconds instead of never (docs/cluster.md, "Known problems")
+    export PRTE_MCA_oob_tcp_keepalive_time=1 PRTE_MCA_oob_tcp_keepalive_intvl=1 \
+      PRTE_MCA_oob_tcp_keepalive_probes=5 ;;
   *) echo "cluster_sweep: MPI must be mpich4, mpich5-abi or openmpi5 (got '$mpi')" >&2; exit 2 ;;
 esac
 [ -x "$build/cb_info" ] || { echo "cluster_sweep: $build/cb_info is missing: build $build first (scripts/build.sh)" >&2; exit 2; }
