@@ -16,7 +16,7 @@
 #   scripts/cluster.sh down          removes everything up made (also after a crash)
 #   scripts/cluster.sh status        hosts, addresses, link shaping, sshd, processes
 #   scripts/cluster.sh exec I CMD... runs CMD on host I (its namespaces), not through ssh
-#   Faults (tests/integration/test_cluster_faults.py):
+#   Faults (scripts/cluster_check.py --faults):
 #   scripts/cluster.sh link I down|up     cut host I's link (all traffic dropped) or restore it
 #   scripts/cluster.sh sshd I stop|start  stop host I's sshd (a host that never starts)
 #   scripts/cluster.sh crash I            every process on host I killed at once

@@ -110,9 +110,11 @@ sanitized() {  # sanitized address,undefined|thread
 }
 
 # Across hosts: 2 hosts on this machine (scripts/cluster.sh: namespaces with an sshd each,
-# 1 Gbit/s links), a short cross-host subset and the faults on MPICH 4 (build/) and Open MPI 5
-# (build-openmpi5/, stage 2), then taken down (docs/cluster.md); where namespaces cannot be
-# made (not root, no ip netns or unshare) it fails, saying why. About a minute.
+# 1 Gbit/s links), a short cross-host subset and the faults (crash, cut link, link cut for
+# 3 s, sshd down) on MPICH 4 (build/) and Open MPI 5 (build-openmpi5/, stage 2), one of the
+# preload's legal programs, the recorder and cb_replay on Open MPI, then taken down
+# (docs/cluster.md); where namespaces cannot be made (not root, no ip netns or unshare) it
+# fails, saying why. About 90 s.
 cluster() { python3 scripts/cluster_check.py --mpis mpich4,openmpi5 --faults; }
 
 case "${1:-}" in
