@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <map>
+#include <mutex>
 
 #include "core/mpi_check.hpp"
 #include "engine/execution.hpp"
@@ -11,6 +12,50 @@
 #include "engine/staging_transport.hpp"
 
 namespace cb::engine {
+namespace {
+
+// MPI_COMM_WORLD's physical node names (the lowest world rank of each node), once an
+// engine was made on a communicator congruent with it (the preload's at MPI_Init).
+std::mutex g_world_mu;
+std::vector<int> g_world_hosts;
+
+}  // namespace
+
+// Fills host[r] for every rank of `comm` from MPI_COMM_WORLD's map: false when there is
+// none yet or a member is not a process of MPI_COMM_WORLD. Local: no communication.
+bool Comm::world_hosts(MPI_Comm comm, std::vector<int>& host) {
+  std::vector<int> world;
+  {
+    std::lock_guard lock(g_world_mu);
+    if (g_world_hosts.empty()) return false;
+    world = g_world_hosts;
+  }
+  MPI_Group mine, all;
+  MPI_Comm_group(comm, &mine);
+  MPI_Comm_group(MPI_COMM_WORLD, &all);
+  const int n = static_cast<int>(host.size());
+  std::vector<int> ranks(host.size()), in_world(host.size(), MPI_UNDEFINED);
+  for (int r = 0; r < n; ++r) ranks[static_cast<size_t>(r)] = r;
+  const int rc = MPI_Group_translate_ranks(mine, n, ranks.data(), all, in_world.data());
+  MPI_Group_free(&mine);
+  MPI_Group_free(&all);
+  if (rc != MPI_SUCCESS) return false;
+  for (int r = 0; r < n; ++r) {
+    const int w = in_world[static_cast<size_t>(r)];
+    if (w < 0 || w >= static_cast<int>(world.size())) return false;  // MPI_UNDEFINED
+    host[static_cast<size_t>(r)] = world[static_cast<size_t>(w)];
+  }
+  return true;
+}
+
+void Comm::remember_world_hosts(MPI_Comm parent, const std::vector<int>& host) {
+  int same = MPI_UNEQUAL;
+  if (MPI_Comm_compare(parent, MPI_COMM_WORLD, &same) != MPI_SUCCESS ||
+      (same != MPI_IDENT && same != MPI_CONGRUENT))
+    return;
+  std::lock_guard lock(g_world_mu);
+  if (g_world_hosts.empty()) g_world_hosts = host;
+}
 
 Comm::Comm(MPI_Comm parent, WaitMode wait, size_t shm_heap_bytes) : wait_(wait) {
   // Bad CB_* values are reported here, when the engine is created (UsageError on every
@@ -23,42 +68,52 @@ Comm::Comm(MPI_Comm parent, WaitMode wait, size_t shm_heap_bytes) : wait_(wait) 
   mpi_ = MpiTransport(comm_);
 
   // Node map: the lowest rank of each shared-memory group names the physical node; a
-  // virtual node is a run of CB_RANKS_PER_NODE consecutive ranks within it.
-  MPI_Comm local;
-  CB_MPI(MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &local));
-  int key[2] = {rank_, 0};
-  CB_MPI(MPI_Allreduce(MPI_IN_PLACE, &key[0], 1, MPI_INT, MPI_MIN, local));
-  MPI_Comm_rank(local, &key[1]);
-  MPI_Comm_free(&local);
+  // virtual node is a run of CB_RANKS_PER_NODE consecutive ranks within it. A communicator
+  // of MPI_COMM_WORLD's processes reads it off MPI_COMM_WORLD's map (no communication);
+  // others (the first, processes of other worlds) ask MPI.
+  std::vector<int> host(static_cast<size_t>(size_));  // the physical node's name per rank
+  if (!world_hosts(comm_, host)) {
+    MPI_Comm local;
+    CB_MPI(MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &local));
+    int lowest = rank_;
+    CB_MPI(MPI_Allreduce(MPI_IN_PLACE, &lowest, 1, MPI_INT, MPI_MIN, local));
+    MPI_Comm_free(&local);
+    CB_MPI(MPI_Allgather(&lowest, 1, MPI_INT, host.data(), 1, MPI_INT, comm_));
+    remember_world_hosts(parent, host);
+  }
   const int per_node = settings.ranks_per_node;
-  if (per_node > 0)
-    key[1] /= per_node;
-  else
-    key[1] = 0;
-  std::vector<int> keys(static_cast<size_t>(2 * size_));
-  CB_MPI(MPI_Allgather(key, 2, MPI_INT, keys.data(), 2, MPI_INT, comm_));
   std::map<std::pair<int, int>, int> ids;
+  std::map<int, int> seen;  // ranks met so far per physical node: the local rank
   node_of_.resize(static_cast<size_t>(size_));
   for (int r = 0; r < size_; ++r) {
-    const auto k =
-        std::make_pair(keys[static_cast<size_t>(2 * r)], keys[static_cast<size_t>(2 * r + 1)]);
+    const int h = host[static_cast<size_t>(r)], local = seen[h]++;
+    const auto k = std::make_pair(h, per_node > 0 ? local / per_node : 0);
     const auto [it, fresh] = ids.emplace(k, static_cast<int>(ids.size()));
     node_of_[static_cast<size_t>(r)] = it->second;
   }
   node_count_ = static_cast<int>(ids.size());
+  host_size_ = seen[host[static_cast<size_t>(rank_)]];
 
   if (!settings.shm) {
     shm_status_ = "off (CB_ENGINE_SHM=0)";
     return;
   }
-  MPI_Comm node;
-  CB_MPI(MPI_Comm_split(comm_, node_of(rank_), rank_, &node));
+  // The ranks of this node: all of them (no split), or a communicator of their own.
+  MPI_Comm node = comm_;
+  if (node_count_ > 1) CB_MPI(MPI_Comm_split(comm_, node_of(rank_), rank_, &node));
   try {
     const size_t heap =
         shm_heap_bytes == kHeapFromSettings ? settings.shm_heap_bytes : shm_heap_bytes;
     shm_ = std::make_unique<NodeShm>(node, node_members(node_of(rank_)), heap,
                                      settings.shm_staging_bytes, settings.cma);
     shm_transport_ = std::make_unique<ShmTransport>(*shm_);
+    // MPI_COMM_WORLD's engine without a heap (the preload's, at MPI_Init): every process
+    // shares a pool of control areas with its local peers, from which the engines of
+    // later communicators of the same processes take theirs (NodeShm::share_pool).
+    int same = MPI_UNEQUAL;
+    if (heap == 0 && MPI_Comm_compare(parent, MPI_COMM_WORLD, &same) == MPI_SUCCESS &&
+        same == MPI_IDENT)
+      NodeShm::share_pool(node);
     if (node_count_ == 1) small_ = std::make_unique<SmallSlots>(*shm_);
     shm_status_ = shm_->note().empty() ? "on" : "on (" + shm_->note() + ")";
     // Said once per process: the single-copy paths on private buffers are off.
@@ -73,7 +128,7 @@ Comm::Comm(MPI_Comm parent, WaitMode wait, size_t shm_heap_bytes) : wait_(wait) 
   } catch (const RuntimeError& e) {
     shm_status_ = std::string("off: ") + e.what();  // every local rank reached the same verdict
   }
-  MPI_Comm_free(&node);
+  if (node != comm_) MPI_Comm_free(&node);
 }
 
 Comm::~Comm() {

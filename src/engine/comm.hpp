@@ -54,6 +54,8 @@ class Comm {
   void use_topology(const Topology& topology);
   MPI_Comm graph(const Topology& topology) const;
   WaitMode wait_mode() const { return wait_; }
+  void set_wait_mode(WaitMode wait) { wait_ = wait; }
+  int host_size() const { return host_size_; }  // ranks on this rank's physical node
   // The tuning table's "parameters" (defaults until the backend sets its table's).
   const TuningParameters& tuning() const { return tuning_; }
   void set_tuning(const TuningParameters& parameters) { tuning_ = parameters; }
@@ -99,8 +101,10 @@ class Comm {
   static constexpr int kCollTagSpan = 16384;
 
  private:
+  static bool world_hosts(MPI_Comm comm, std::vector<int>& host);
+  static void remember_world_hosts(MPI_Comm parent, const std::vector<int>& host);
   MPI_Comm comm_ = MPI_COMM_NULL;
-  int rank_ = 0, size_ = 1, node_count_ = 1;
+  int rank_ = 0, size_ = 1, node_count_ = 1, host_size_ = 1;
   std::vector<int> node_of_;
   WaitMode wait_;
   MpiTransport mpi_{MPI_COMM_NULL};

@@ -88,17 +88,12 @@ const std::string& env_algo(Coll coll) {
   return it == algos.end() ? none : it->second;
 }
 
-// Spin, or yield from the start when this node has more ranks of `comm` than cores.
-WaitMode wait_mode_for(MPI_Comm comm) {
+// Spin, or yield from the start when this node has more ranks of the communicator
+// (`host_ranks`, from the engine's node map) than cores.
+WaitMode wait_mode_for(int host_ranks) {
   if (settings().wait >= 0) return settings().wait ? WaitMode::Yield : WaitMode::Spin;
-  MPI_Comm local;
-  int local_size = 1;
-  if (PMPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local) == MPI_SUCCESS) {
-    PMPI_Comm_size(local, &local_size);
-    PMPI_Comm_free(&local);
-  }
-  const long cores = sysconf(_SC_NPROCESSORS_ONLN);
-  return cores > 0 && local_size > cores ? WaitMode::Yield : WaitMode::Spin;
+  static const long cores = sysconf(_SC_NPROCESSORS_ONLN);  // reads /sys: once
+  return cores > 0 && host_ranks > cores ? WaitMode::Yield : WaitMode::Spin;
 }
 
 [[noreturn]] void fatal(const char* function, const std::string& what) {
@@ -445,8 +440,9 @@ BlockedProgress::~BlockedProgress() {
 }
 
 CommEngine::CommEngine(MPI_Comm comm)
-    : comm_(comm, wait_mode_for(comm), 0),  // no shared heap: a program's buffers are its own
+    : comm_(comm, WaitMode::Spin, 0),  // no shared heap: a program's buffers are its own
       world_(comm_.rank(), comm_.size(), &comm_, comm_.node_count() == 1 ? comm_.shm() : nullptr) {
+  comm_.set_wait_mode(wait_mode_for(comm_.host_size()));
   comm_.set_tuning(tuning_table().parameters());
   for (const CollSpec* spec : coll_specs())
     if (spec->runs_on(BackendKind::Engine))

@@ -1,8 +1,10 @@
 #include "engine/shm/node_shm.hpp"
 
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -141,15 +143,26 @@ void release_budget(size_t bytes) {
 }
 
 // Every local rank's verdict: empty when all succeeded, else the first failing rank's
-// reason, the same text on every rank (one MPI_Allreduce; a broadcast only on failure).
-std::string agree(MPI_Comm node, int me, const std::string& failure) {
-  int bad = failure.empty() ? INT_MAX : me, first = INT_MAX;
-  CB_MPI(MPI_Allreduce(&bad, &first, 1, MPI_INT, MPI_MIN, node));
-  if (first == INT_MAX) return {};
+// reason, the same text on every rank; with it, the MIN over the node of `values` (one
+// MPI_Allreduce; a broadcast only on failure).
+std::string told(MPI_Comm node, int me, int first, const std::string& failure) {
   char text[512] = "";
   if (me == first) std::snprintf(text, sizeof text, "%s", failure.c_str());
   CB_MPI(MPI_Bcast(text, sizeof text, MPI_CHAR, first, node));
   return std::string(text) + " (local rank " + std::to_string(first) + ")";
+}
+
+std::string agree(MPI_Comm node, int me, const std::string& failure, uint64_t* values = nullptr,
+                  int count = 0) {
+  // No failure: a value past every rank that is positive also to an MPI_MIN that compares
+  // MPI_UINT64_T as signed (MPICH 4.0.2 took UINT64_MAX for less than 0 here).
+  constexpr uint64_t kNone = UINT64_MAX >> 1;
+  uint64_t all[4] = {failure.empty() ? kNone : static_cast<uint64_t>(me)};
+  for (int i = 0; i < count && i < 3; ++i) all[i + 1] = values[i];
+  CB_MPI(MPI_Allreduce(MPI_IN_PLACE, all, count + 1, MPI_UINT64_T, MPI_MIN, node));
+  for (int i = 0; i < count && i < 3; ++i) values[i] = all[i + 1];
+  if (all[0] == kNone) return {};
+  return told(node, me, static_cast<int>(all[0]), failure);
 }
 
 }  // namespace
@@ -250,8 +263,10 @@ struct NodeShm::Header {
   uint64_t magic;
   uint64_t self;  // where the owner maps this segment: peers probe CMA by reading `magic`
   int32_t pid;
-  std::atomic<uint32_t> lost;  // set by the first peer that found the owner dead
-  pthread_mutex_t lifeline;    // robust, process-shared: held by the owner while attached
+  std::atomic<uint32_t> lost;          // set by the first peer that found the owner dead
+  std::atomic<uint32_t> ext_attached;  // processes that mapped its second file
+  std::atomic<uint32_t> released;      // a pool slot: peers done with it since it was taken
+  pthread_mutex_t lifeline;            // robust, process-shared: held by the owner while attached
   OpSlot slots[kOpSlots];
   alignas(64) std::byte small[kSmallAreaBytes];
 };
@@ -267,12 +282,257 @@ std::string PeerLost::in(const std::string& where) const {
          ") exited while this rank waited in " + where;
 }
 
+// This process's pool: kPoolSlots control areas in one file, made once (share_pool, with
+// MPI_COMM_WORLD's engine) and mapped by every local rank of that engine, so that a later
+// communicator of the same processes takes a slot in each rank's pool instead of making
+// and mapping files (docs/preload.md, "What a communicator costs").
+struct NodeShm::Pool {
+  struct State {
+    bool used = false;
+    uint32_t expected = 0;  // peers that must release it before it is taken again
+    uint32_t gen = 0;       // uses so far: names its second file
+  };
+  std::mutex mu;
+  Header* mine = nullptr;  // mine[0] also holds this process's lifeline
+  std::string name;        // its file (unlinked once every local rank mapped it)
+  uint64_t token = 0;      // the same on the ranks that mapped each other's pools; 0: none
+  bool cma = false;
+  std::string cma_status;
+  State state[kPoolSlots];
+  std::map<std::string, Header*> peers;  // the local ranks' pools, by file name
+
+  // A free slot whose last users have all released it, reset; -1 when there is none.
+  int take(uint32_t& gen) {
+    std::lock_guard lock(mu);
+    for (int i = 0; mine && i < kPoolSlots; ++i) {
+      State& s = state[i];
+      if (s.used || mine[i].released.load(std::memory_order_acquire) != s.expected) continue;
+      s.used = true;
+      gen = ++s.gen;
+      Header& h = mine[i];
+      h.ext_attached.store(0, std::memory_order_relaxed);
+      h.released.store(0, std::memory_order_relaxed);
+      for (OpSlot& o : h.slots) new (&o) OpSlot{};
+      std::memset(h.small, 0, 64);  // the small path's arrival counter (small_slots.cpp)
+      return i;
+    }
+    return -1;
+  }
+  void give_back(int slot, uint32_t expected) {
+    std::lock_guard lock(mu);
+    state[slot].used = false;
+    state[slot].expected = expected;
+  }
+};
+
+NodeShm::Pool& NodeShm::pool() {
+  static Pool* p = new Pool;  // never destroyed: engines may be freed after static destructors
+  return *p;
+}
+
+namespace {
+
+// An FNV-1a hash of a pool's file name, never 0.
+uint64_t token_of(const char* name) {
+  uint64_t h = 1469598103934665603ull;
+  for (const char* c = name; *c; ++c) h = (h ^ static_cast<unsigned char>(*c)) * 1099511628211ull;
+  return h ? h : 1;
+}
+
+// A new file in /dev/shm under a fresh name ("/collbench.PID.TAG.RANDOM"): the random part
+// keeps it apart from other PID namespaces' files and a crashed job's leftovers; on a clash
+// (EEXIST) another is tried, and a name that is not ours is never touched.
+int create_file(char (&name)[64], const std::string& tag) {
+  static std::random_device entropy;
+  static std::mutex entropy_mu;
+  int fd = -1;
+  for (int attempt = 0; attempt < 16 && fd < 0; ++attempt) {
+    unsigned r = 0;
+    {
+      std::lock_guard lock(entropy_mu);
+      r = static_cast<unsigned>(entropy());
+    }
+    std::snprintf(name, sizeof name, "/collbench.%d.%s.%08x", static_cast<int>(getpid()),
+                  tag.c_str(), r);
+    fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600);
+    if (fd < 0 && errno != EEXIST) break;
+  }
+  return fd;
+}
+
+// Maps a file of `bytes` with its pages populated (one call rather than a fault a page).
+void* map_file(int fd, size_t bytes) {
+  return mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
+}
+
+// What the local ranks tell each other when a NodeShm is made.
+struct Entry {
+  char name[64];    // the control file, or the pool's file
+  uint64_t token;   // the pool's group (slot >= 0), else 0
+  int32_t slot;     // in the pool, or -1: a control file of its own
+  uint32_t gen;     // the slot's use
+  uint32_t failed;  // this rank could not go on
+  uint32_t pad;
+  uint64_t sizes[3];  // staging, channel, heap: this rank's, agreed as the MIN
+};
+
+}  // namespace
+
+// Collective over `node`: every rank makes its pool and maps its peers'; all or none (the
+// engines then make control files of their own, as before).
+void NodeShm::share_pool(MPI_Comm node) {
+  Pool& P = pool();
+  int me = 0, n = 1;
+  MPI_Comm_rank(node, &me);
+  MPI_Comm_size(node, &n);
+  const size_t bytes = round_up(sizeof(Header) * kPoolSlots);
+  std::string failure;
+  {
+    std::lock_guard lock(P.mu);
+    if (P.mine) failure = "a pool exists";
+  }
+  const Budget budget = budget_for(n, engine_settings().shm_max_bytes);
+  bool claimed = false;
+  if (failure.empty()) claimed = (failure = claim_budget(bytes, budget)).empty();
+  char name[64] = "";
+  const int fd = failure.empty() ? create_file(name, "pool") : -1;
+  const int remembered = fd >= 0 ? remember_name(name) : -1;
+  void* base = MAP_FAILED;
+  if (failure.empty()) {
+    if (fd < 0)
+      failure = "shm_open: " + errno_text();
+    else if (const int rc = posix_fallocate(fd, 0, static_cast<off_t>(bytes)))
+      failure = std::strerror(rc);
+    else if ((base = map_file(fd, bytes)) == MAP_FAILED)
+      failure = "mmap: " + errno_text();
+  }
+  if (fd >= 0) close(fd);
+  auto* mine = static_cast<Header*>(base == MAP_FAILED ? nullptr : base);
+  LifelineKeeper* keeper = nullptr;
+  if (failure.empty()) {
+    for (int i = 0; i < kPoolSlots; ++i) new (&mine[i]) Header{};
+    failure = init_life(*mine, keeper);
+  }
+  Entry entry{};
+  std::memcpy(entry.name, name, sizeof name);
+  entry.failed = failure.empty() ? 0 : 1;
+  std::vector<Entry> all(static_cast<size_t>(n));
+  CB_MPI(MPI_Allgather(&entry, sizeof entry, MPI_BYTE, all.data(), sizeof entry, MPI_BYTE, node));
+  bool failed = false;
+  for (const Entry& e : all) failed |= e.failed != 0;
+  std::map<std::string, Header*> peers;
+  CmaVerdict verdict{false, "no pool"};
+  if (!failed) {
+    for (int r = 0; r < n; ++r) {
+      if (r == me) continue;
+      const Entry& e = all[static_cast<size_t>(r)];
+      const int pfd = shm_open(e.name, O_RDWR, 0600);
+      void* p = pfd < 0 ? MAP_FAILED : map_file(pfd, bytes);
+      if (pfd >= 0) close(pfd);
+      if (p == MAP_FAILED) {
+        if (failure.empty()) failure = std::string("cannot map ") + e.name + ": " + errno_text();
+        continue;
+      }
+      peers[e.name] = static_cast<Header*>(p);
+    }
+    verdict = {true, "process_vm_readv between ranks works"};
+    if (!engine_settings().cma) {
+      verdict = {false, "off (CB_ENGINE_CMA=0)"};
+    } else if (n > 1 && failure.empty()) {
+      const Header* next = peers[all[static_cast<size_t>((me + 1) % n)].name];
+      verdict = cma_check(next->pid, next->self, kMagic);
+    }
+    uint64_t ok = verdict.available ? 1 : 0;
+    failure = agree(node, me, failure, &ok, 1);
+    failed = !failure.empty();
+    if (!failed) {
+      std::lock_guard lock(P.mu);
+      P.mine = mine;
+      P.name = name;
+      P.token = token_of(all[0].name);
+      P.peers = peers;
+      P.cma = ok != 0;
+      P.cma_status = P.cma ? verdict.detail
+                     : verdict.available
+                         ? std::string("unavailable: refused on another local rank")
+                         : (engine_settings().cma ? "unavailable: " : "") + verdict.detail;
+    }
+  }
+  unlink_name(name, remembered);  // every local rank mapped it, or it is not used
+  // No pool: engines make control files of their own.
+  if (failed) {
+    for (auto& [peer, p] : peers) munmap(p, bytes);
+    if (keeper) keeper->call(&mine->lifeline, false);
+    if (mine) munmap(mine, bytes);
+    if (claimed) release_budget(bytes);
+  }
+}
+
+// Lays out a new header's lifeline and identity: the robust mutex its owner holds while
+// attached, locked by the lifeline keeper.
+std::string NodeShm::init_life(Header& h, LifelineKeeper*& keeper) {
+  h.pid = static_cast<int32_t>(getpid());
+  h.self = reinterpret_cast<uint64_t>(&h);
+  pthread_mutexattr_t attr;
+  pthread_mutexattr_init(&attr);
+  pthread_mutexattr_setpshared(&attr, PTHREAD_PROCESS_SHARED);
+  pthread_mutexattr_setrobust(&attr, PTHREAD_MUTEX_ROBUST);
+  pthread_mutex_init(&h.lifeline, &attr);
+  pthread_mutexattr_destroy(&attr);
+  std::string failure;
+  keeper = LifelineKeeper::get(failure);  // held before any peer can look
+  if (keeper && keeper->call(&h.lifeline, true) != 0) {
+    failure = "cannot lock the lifeline mutex";
+    keeper = nullptr;
+  }
+  if (failure.empty()) h.magic = kMagic;
+  return failure;
+}
+
+// This rank's control file (fresh mode): made, reserved, mapped, its header laid out.
+std::string NodeShm::make_control() {
+  static std::atomic<int> instance{0};
+  char name[64] = "";
+  const int fd = create_file(name, std::to_string(instance++));
+  Segment& seg = segments_[static_cast<size_t>(local_rank_)];
+  if (fd < 0) return std::string("shm_open(") + name + "): " + errno_text();
+  control_remembered_ = remember_name(name);
+  names_[static_cast<size_t>(local_rank_)] = name;
+  control_linked_ = true;
+  void* p = MAP_FAILED;
+  std::string failure;
+  if (const int rc = posix_fallocate(fd, 0, static_cast<off_t>(channels_offset_)))
+    failure = "cannot reserve " + mib(channels_offset_) + " for this rank's segment (" +
+              std::strerror(rc) + "; " + dev_shm_space() + ")";
+  else if ((p = map_file(fd, channels_offset_)) == MAP_FAILED)
+    failure = "mmap of the shared-memory segment: " + errno_text();
+  close(fd);
+  if (!failure.empty()) return failure;
+  seg.base = static_cast<std::byte*>(p);
+  seg.head = seg.life = new (p) Header{};
+  return init_life(*seg.head, keeper_);
+}
+
+void NodeShm::layout(const uint64_t sizes[3]) {
+  staging_bytes_ = sizes[0];
+  channel_data_ = sizes[1];
+  heap_bytes_ = sizes[2];
+  channels_offset_ = round_up(sizeof(Header));
+  channel_stride_ = sizeof(Channel) + channel_data_;
+  staging_offset_ =
+      round_up(channels_offset_ + static_cast<size_t>(local_size()) * channel_stride_);
+  heap_offset_ = round_up(staging_offset_ + staging_bytes_);
+  heap_reserved_ = heap_offset_;
+  total_ = heap_offset_ + heap_bytes_;
+}
+
 NodeShm::NodeShm(MPI_Comm node, std::vector<int> members, size_t heap_bytes, size_t staging_bytes,
                  bool cma)
     : members_(std::move(members)) {
   MPI_Comm_rank(node, &local_rank_);
   const int n = local_size();
   const EngineSettings& settings = engine_settings();
+  const bool lazy = heap_bytes == 0;  // channels and staging made at first use
 
   // Sizes. A channel's data ring: CB_SHM_CHANNEL_BYTES shared among the senders, 64 KiB
   // to 1 MiB each (1 MiB pipelines private buffers as fast as 2 MiB did here; 512 KiB was
@@ -294,172 +554,278 @@ NodeShm::NodeShm(MPI_Comm node, std::vector<int> members, size_t heap_bytes, siz
     if (staging < std::min(asked, kMiB))
       failure = over_budget(before_staging + std::min(asked, kMiB), held, budget);
   }
-  failure = agree(node, local_rank_, failure);
-  if (!failure.empty()) throw RuntimeError("shared memory unavailable: " + failure);
+  // Made later, the channels and staging must find room then: a /dev/shm without room for
+  // every local rank's turns shared memory off now, as a failed reservation would.
+  size_t room = 0;
+  const size_t each = before_staging + staging;
+  if (failure.empty() && lazy && dev_shm_size(&room) && room / static_cast<size_t>(n) < each)
+    failure = "/dev/shm has " + mib(room) + " free, not " + mib(each) + " for each of " +
+              std::to_string(n) + " local ranks' channels and staging (No space left on device)";
 
-  // Every local rank computes every segment's layout: the sizes are agreed (MIN), so that
-  // ranks with different CB_SHM_* values or budgets still read each other's alike.
-  uint64_t sizes[3] = {staging, channel, round_up(heap_bytes)};
-  CB_MPI(MPI_Allreduce(MPI_IN_PLACE, sizes, 3, MPI_UINT64_T, MPI_MIN, node));
-  staging_bytes_ = sizes[0];
-  channel_data_ = sizes[1];
-  heap_bytes_ = sizes[2];
-  if (staging_bytes_ < asked)
-    note_ = "staging " + mib(staging_bytes_) + " per rank instead of " + mib(asked) +
-            ": the shared-memory budget (CB_SHM_MAX_BYTES) of a local rank holds no more";
-  channels_offset_ = round_up(sizeof(Header));
-  channel_stride_ = sizeof(Channel) + channel_data_;
-  staging_offset_ = round_up(channels_offset_ + static_cast<size_t>(n) * channel_stride_);
-  heap_offset_ = round_up(staging_offset_ + staging_bytes_);
-  heap_reserved_ = heap_offset_;
-  const size_t total = heap_offset_ + heap_bytes_;
+  // This rank's layout, claimed from the budget now (another thread may have taken it
+  // meanwhile); the agreed one (the MIN over the node) is no larger.
+  const uint64_t own[3] = {staging, channel, round_up(heap_bytes)};
+  layout(own);
+  if (failure.empty() && (failure = claim_budget(heap_offset_, budget)).empty())
+    reserved_ = heap_offset_;
+  segments_ = std::make_unique<Segment[]>(static_cast<size_t>(n));
+  names_.assign(static_cast<size_t>(n), std::string());
 
-  // Claim the budget (another thread may have taken it meanwhile), then create, size,
-  // reserve and map this rank's segment, and lay out its control structures. The name
-  // carries a random part besides the PID: jobs in other PID namespaces (containers
-  // sharing /dev/shm) or a crashed job's leftover may hold the same PID; on a clash
-  // (EEXIST) another random name is tried, and a name that is not ours is never touched.
-  failure = claim_budget(heap_offset_, budget);
-  if (failure.empty()) reserved_ = heap_offset_;
-  static std::atomic<int> instance{0};
-  const int this_instance = instance++;
-  std::random_device entropy;
-  char name[64] = "";
-  int fd = -1;
-  for (int attempt = 0; failure.empty() && attempt < 16 && fd < 0; ++attempt) {
-    std::snprintf(name, sizeof name, "/collbench.%d.%d.%08x", static_cast<int>(getpid()),
-                  this_instance, static_cast<unsigned>(entropy()));
-    fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600);
-    if (fd < 0 && errno != EEXIST) break;
-  }
-  const int remembered = fd >= 0 ? remember_name(name) : -1;
-  void* mine = MAP_FAILED;
-  if (failure.empty()) {
-    if (fd < 0)
-      failure = std::string("shm_open(") + name + "): " + errno_text();
-    else if (ftruncate(fd, static_cast<off_t>(total)) != 0)
-      failure = "ftruncate of the shared-memory segment: " + errno_text();
-    else if (const int rc = posix_fallocate(fd, 0, static_cast<off_t>(heap_offset_)))
-      failure = "cannot reserve " + mib(heap_offset_) + " for this rank's segment (" +
-                std::strerror(rc) + "; " + dev_shm_space() + ")";
-    else if ((mine = mmap(nullptr, total, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)) == MAP_FAILED)
-      failure = "mmap of the shared-memory segment: " + errno_text();
-  }
-  auto* base = static_cast<std::byte*>(mine);
-  Header* h = nullptr;
-  if (failure.empty()) {
-    h = new (base) Header{};
-    h->pid = static_cast<int32_t>(getpid());
-    h->self = reinterpret_cast<uint64_t>(base);
-    pthread_mutexattr_t attr;
-    pthread_mutexattr_init(&attr);
-    pthread_mutexattr_setpshared(&attr, PTHREAD_PROCESS_SHARED);
-    pthread_mutexattr_setrobust(&attr, PTHREAD_MUTEX_ROBUST);
-    pthread_mutex_init(&h->lifeline, &attr);
-    pthread_mutexattr_destroy(&attr);
-    keeper_ = LifelineKeeper::get(failure);  // held before any peer can look
-    if (keeper_ && keeper_->call(&h->lifeline, true) != 0) {
-      failure = "cannot lock the lifeline mutex";
-      keeper_ = nullptr;
-    }
-  }
-  bool linked = fd >= 0;
+  // A slot of this process's pool (no file to make or map), else a control file.
+  Pool& P = pool();
+  uint32_t gen = 0;
+  if (failure.empty() && lazy) pool_slot_ = P.take(gen);
+  if (failure.empty() && pool_slot_ < 0) failure = make_control();
   const auto undo = [&] {
-    if (keeper_) keeper_->call(&h->lifeline, false);
+    Header* life = segments_[static_cast<size_t>(local_rank_)].life;
+    if (keeper_ && life && pool_slot_ < 0) keeper_->call(&life->lifeline, false);
     keeper_ = nullptr;
-    if (mine != MAP_FAILED) munmap(mine, total);
-    if (fd >= 0) close(fd);
-    if (linked) unlink_name(name, remembered);
+    release_segments();
+    if (control_linked_)
+      unlink_name(names_[static_cast<size_t>(local_rank_)].c_str(), control_remembered_);
+    control_linked_ = false;
+    if (pool_slot_ >= 0) P.give_back(pool_slot_, 0);
+    pool_slot_ = -1;
     release_budget(reserved_);
     reserved_ = 0;
   };
-  failure = agree(node, local_rank_, failure);
-  if (!failure.empty()) {
-    undo();
-    throw RuntimeError("shared memory unavailable: " + failure);
-  }
-  for (int s = 0; s < n; ++s)
-    new (base + channels_offset_ + static_cast<size_t>(s) * channel_stride_) Channel{};
-  h->magic = kMagic;
-  // The channels into this rank and its staging: the data rings and the staging regions
-  // are used in turn, each page for the first time dozens of operations after creation.
-  prefault(base + channels_offset_, staging_offset_ - channels_offset_ + staging_bytes_);
-
-  // Everyone maps everyone's segment, then every segment is unlinked.
-  std::vector<char> names(static_cast<size_t>(n) * sizeof name);
-  CB_MPI(MPI_Allgather(name, sizeof name, MPI_CHAR, names.data(), sizeof name, MPI_CHAR, node));
-  segments_.resize(static_cast<size_t>(n));
-  for (int r = 0; r < n; ++r) {
-    if (r == local_rank_) {
-      segments_[static_cast<size_t>(r)] = {base, total};
-      continue;
+  const auto entry = [&] {
+    Entry e{};
+    if (pool_slot_ >= 0) {
+      std::snprintf(e.name, sizeof e.name, "%s", P.name.c_str());
+      e.token = P.token;
+      e.gen = gen;
+    } else {
+      std::snprintf(e.name, sizeof e.name, "%s", names_[static_cast<size_t>(local_rank_)].c_str());
     }
-    const char* peer = &names[static_cast<size_t>(r) * sizeof name];
-    const int pfd = shm_open(peer, O_RDWR, 0600);
-    void* p =
-        pfd < 0 ? MAP_FAILED : mmap(nullptr, total, PROT_READ | PROT_WRITE, MAP_SHARED, pfd, 0);
-    if (pfd >= 0) close(pfd);
-    if (p == MAP_FAILED && failure.empty())
-      failure = std::string("cannot map ") + peer + ": " + errno_text();
-    segments_[static_cast<size_t>(r)] = {static_cast<std::byte*>(p == MAP_FAILED ? nullptr : p),
-                                         total};
+    e.slot = pool_slot_;
+    e.failed = failure.empty() ? 0 : 1;
+    std::copy(own, own + 3, e.sizes);
+    return e;
+  };
+  // Every rank's entry; the first failure (its reason, on every rank) ends it.
+  std::vector<Entry> all(static_cast<size_t>(n));
+  const auto exchange = [&] {
+    const Entry e = entry();
+    CB_MPI(MPI_Allgather(&e, sizeof e, MPI_BYTE, all.data(), sizeof e, MPI_BYTE, node));
+    for (int r = 0; r < n; ++r)
+      if (all[static_cast<size_t>(r)].failed) {
+        failure = told(node, local_rank_, r, failure);
+        undo();
+        throw RuntimeError("shared memory unavailable: " + failure);
+      }
+  };
+  exchange();
+
+  // The layout every rank computes alike (MIN of the sizes), so that ranks with different
+  // CB_SHM_* values or budgets still read each other's segments alike.
+  uint64_t sizes[3] = {UINT64_MAX, UINT64_MAX, UINT64_MAX};
+  for (const Entry& e : all)
+    for (int i = 0; i < 3; ++i) sizes[i] = std::min(sizes[i], e.sizes[i]);
+  layout(sizes);
+  release_budget(reserved_ - heap_offset_);
+  reserved_ = heap_offset_;
+  if (staging_bytes_ < asked)
+    note_ = "staging " + mib(staging_bytes_) + " per rank instead of " + mib(asked) +
+            ": the shared-memory budget (CB_SHM_MAX_BYTES) of a local rank holds no more";
+
+  // Every rank in a slot of a pool the others mapped: nothing more to do.
+  bool pooled = true;
+  for (const Entry& e : all) pooled &= e.slot >= 0 && e.token == all[0].token && e.token != 0;
+  if (pooled) {
+    for (int r = 0; r < n; ++r) {
+      const Entry& e = all[static_cast<size_t>(r)];
+      Header* pool_r = r == local_rank_ ? P.mine : P.peers.at(e.name);
+      Segment& seg = segments_[static_cast<size_t>(r)];
+      seg.head = &pool_r[e.slot];
+      seg.life = pool_r;
+      names_[static_cast<size_t>(r)] =
+          std::string(e.name) + ".s" + std::to_string(e.slot) + "g" + std::to_string(e.gen);
+    }
+    cma_ = P.cma;
+    cma_status_ = P.cma_status;
+    return;
   }
-  failure = agree(node, local_rank_, failure);
-  unlink_name(name, remembered);  // all attached (or giving up): nothing stays in /dev/shm
-  linked = false;
-  if (!failure.empty()) {
-    for (size_t r = 0; r < segments_.size(); ++r)
-      if (segments_[r].base && static_cast<int>(r) != local_rank_)
-        munmap(segments_[r].base, segments_[r].size);
-    segments_.clear();
-    undo();
-    throw RuntimeError("shared memory unavailable: " + failure);
+  // Otherwise control files: made now by the ranks that had taken a slot, told again.
+  bool again = false;
+  for (const Entry& e : all) again |= e.slot >= 0;
+  if (pool_slot_ >= 0) {
+    P.give_back(pool_slot_, 0);
+    pool_slot_ = -1;
+    failure = make_control();
   }
-  if (heap_bytes_) {
-    fd_ = fd;  // kept: alloc() reserves the pages of each buffer
-    free_[heap_offset_] = heap_bytes_;
-  } else {
-    close(fd);
-  }
-  // What this rank touches in a peer's segment (its owner populated it already): the
-  // header, the channel it sends through and the staging; not the other ranks' channels,
-  // which would cost page tables growing with the square of the ranks on a node.
+  if (again) exchange();
   for (int r = 0; r < n; ++r) {
     if (r == local_rank_) continue;
-    std::byte* peer = segments_[static_cast<size_t>(r)].base;
-    prefault(peer, channels_offset_);
-    prefault(peer + channels_offset_ + static_cast<size_t>(local_rank_) * channel_stride_,
-             channel_stride_);
-    prefault(peer + staging_offset_, staging_bytes_);
+    const char* peer = all[static_cast<size_t>(r)].name;
+    names_[static_cast<size_t>(r)] = peer;
+    const int pfd = shm_open(peer, O_RDWR, 0600);
+    void* p = pfd < 0 ? MAP_FAILED : map_file(pfd, channels_offset_);
+    if (pfd >= 0) close(pfd);
+    if (p == MAP_FAILED) {
+      if (failure.empty()) failure = std::string("cannot map ") + peer + ": " + errno_text();
+      continue;
+    }
+    Segment& seg = segments_[static_cast<size_t>(r)];
+    seg.base = static_cast<std::byte*>(p);
+    seg.head = seg.life = static_cast<Header*>(p);
   }
-  probe_cma(node, cma);
+  // With a heap: every rank's channels, staging and heap now, each made by its owner first
+  // (a failure's reason is then the owner's own: ENOSPC, not "another rank could not").
+  if (!lazy) {
+    try {
+      if (failure.empty()) attach(local_rank_);
+    } catch (const RuntimeError& e) {
+      failure = e.what();
+    }
+    failure = agree(node, local_rank_, failure);
+    if (!failure.empty()) {
+      undo();
+      throw RuntimeError("shared memory unavailable: " + failure);
+    }
+    try {
+      for (int r = 0; r < n; ++r) attach(r);
+    } catch (const RuntimeError& e) {
+      failure = e.what();
+    }
+  }
+  // Whether every rank may read its peers' private memory: each reads the next one's
+  // header by cross-memory attach; used only if all of them could (agreed with the rest).
+  CmaVerdict verdict{true, "process_vm_readv between ranks works"};
+  if (!cma) {
+    verdict = {false, "off (CB_ENGINE_CMA=0)"};
+  } else if (n > 1 && failure.empty()) {
+    const int next = (local_rank_ + 1) % n;
+    verdict = cma_check(pid(next), life(next).self, kMagic);  // `magic` leads the header
+  }
+  uint64_t all_ok = verdict.available ? 1 : 0;
+  failure = agree(node, local_rank_, failure, &all_ok, 1);
+  // Every rank attached (or is giving up): nothing stays in /dev/shm.
+  if (control_linked_)
+    unlink_name(names_[static_cast<size_t>(local_rank_)].c_str(), control_remembered_);
+  control_linked_ = false;
+  if (!failure.empty()) {
+    undo();
+    throw RuntimeError("shared memory unavailable: " + failure);
+  }
+  cma_ = all_ok != 0;
+  cma_status_ = cma_                ? verdict.detail
+                : verdict.available ? std::string("unavailable: refused on another local rank")
+                                    : (cma ? "unavailable: " : "") + verdict.detail;
+  if (heap_bytes_) free_[heap_offset_] = heap_bytes_;
 }
 
-void NodeShm::probe_cma(MPI_Comm node, bool wanted) {
-  // Every rank reads the next one's header; CMA is used only if all of them could.
-  CmaVerdict mine{true, "process_vm_readv between ranks works"};
-  if (!wanted) {
-    mine = {false, "off (CB_ENGINE_CMA=0)"};
-  } else if (local_size() > 1) {
-    const int next = (local_rank_ + 1) % local_size();
-    mine = cma_check(pid(next), header(next).self, kMagic);  // `magic` leads the header
+std::string NodeShm::ext_name(int local) const {
+  return names_[static_cast<size_t>(local)] + "+";
+}
+
+bool NodeShm::extended(int local) const {
+  return segments_[static_cast<size_t>(local)].ext.load(std::memory_order_acquire) != nullptr;
+}
+
+std::byte* NodeShm::attach(int local) const {
+  std::lock_guard lock(attach_mu_);
+  Segment& seg = segments_[static_cast<size_t>(local)];
+  if (std::byte* p = seg.ext.load(std::memory_order_relaxed)) return p;
+  const std::string name = ext_name(local);
+  const std::string whose = "local rank " + std::to_string(local) + "'s channels and staging";
+  const size_t size = total_ - channels_offset_, reserve = heap_offset_ - channels_offset_;
+  // The first process to touch it makes it (reserving its pages); the others open it and
+  // wait until it has its size (the maker is inside posix_fallocate, waiting for nobody).
+  int fd = shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
+  if (fd >= 0) {
+    seg.created = true;
+    seg.remembered = remember_name(name.c_str());
+    int rc = posix_fallocate(fd, 0, static_cast<off_t>(reserve));
+    if (rc == 0 && size > reserve && ftruncate(fd, static_cast<off_t>(size)) != 0) rc = errno;
+    if (rc != 0) {
+      if (ftruncate(fd, 1) != 0) {
+      }  // size 1: tells the others that wait for it
+      close(fd);
+      throw RuntimeError("cannot reserve " + mib(reserve) + " for " + whose + " (" +
+                         std::strerror(rc) + "; " + dev_shm_space() + ")");
+    }
+  } else if (errno == EEXIST && (fd = shm_open(name.c_str(), O_RDWR, 0600)) >= 0) {
+    uint64_t polls = 0;
+    for (struct stat st{};;) {
+      if (fstat(fd, &st) != 0 || st.st_size == 1) {
+        close(fd);
+        throw RuntimeError("another local rank could not reserve " + whose + " (" +
+                           dev_shm_space() + ")");
+      }
+      if (static_cast<size_t>(st.st_size) == size) break;
+      try {
+        check_peers(polls);
+      } catch (...) {
+        close(fd);
+        throw;
+      }
+      sched_yield();
+    }
+  } else {
+    throw RuntimeError("shm_open(" + name + ") for " + whose + ": " + errno_text());
   }
-  int ok = mine.available, all_ok = 0;
-  CB_MPI(MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, node));
-  cma_ = all_ok != 0;
-  cma_status_ = cma_ ? mine.detail
-                : ok ? std::string("unavailable: refused on another local rank")
-                     : (wanted ? "unavailable: " : "") + mine.detail;
+  void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (p == MAP_FAILED) {
+    const std::string why = errno_text();
+    close(fd);
+    throw RuntimeError("mmap of " + whose + ": " + why);
+  }
+  if (local == local_rank_ && heap_bytes_)
+    fd_ = fd;  // kept: alloc() reserves the pages of each buffer
+  else
+    close(fd);
+  auto* e = static_cast<std::byte*>(p);
+  // The data rings and staging regions are used in turn, each page for the first time
+  // dozens of operations later. A peer's: only the channel this rank sends through and the
+  // staging; not the other ranks' channels, which would cost page tables growing with the
+  // square of the ranks on a node.
+  if (local == local_rank_) {
+    prefault(e, staging_offset_ - channels_offset_ + staging_bytes_);
+  } else {
+    prefault(e + static_cast<size_t>(local_rank_) * channel_stride_, channel_stride_);
+    prefault(e + (staging_offset_ - channels_offset_), staging_bytes_);
+  }
+  // Once every local rank has it mapped, its name goes (its owner unlinks it otherwise).
+  if (header(local).ext_attached.fetch_add(1, std::memory_order_acq_rel) + 1 ==
+      static_cast<uint32_t>(local_size()))
+    shm_unlink(name.c_str());
+  seg.ext.store(e, std::memory_order_release);
+  return e;
+}
+
+// Unmaps every file; the owner's second file loses its name (no peer touches it for the
+// first time after its owner is done with it: a rank completes an operation only once its
+// peers have read what it shares, and sends to it arrive before it completes).
+void NodeShm::release_segments() {
+  if (!segments_) return;
+  for (int r = 0; r < local_size(); ++r) {
+    Segment& seg = segments_[static_cast<size_t>(r)];
+    if (seg.base) munmap(seg.base, channels_offset_);
+    if (std::byte* e = seg.ext.load(std::memory_order_acquire))
+      munmap(e, total_ - channels_offset_);
+    if (r == local_rank_ && !names_[static_cast<size_t>(r)].empty())
+      shm_unlink(ext_name(r).c_str());
+    if (seg.remembered >= 0)
+      pending_names[seg.remembered].state.store(0, std::memory_order_release);
+  }
+  segments_.reset();
 }
 
 NodeShm::~NodeShm() {
-  // The keeper unlocks the lifeline (it leaves the keeper's robust list) before the
-  // segment is unmapped, whichever thread destroys this. A forked child has no keeper
-  // thread and no such list entry: there is nothing to unlock.
-  if (keeper_ && keeper_->alive_here() && !segments_.empty())
-    keeper_->call(&header(local_rank_).lifeline, false);
-  for (const Segment& seg : segments_)
-    if (seg.base) munmap(seg.base, seg.size);
+  if (pool_slot_ >= 0 && segments_) {
+    // Done with the peers' slots: each may be taken again once all its users are.
+    for (int r = 0; r < local_size(); ++r)
+      if (r != local_rank_)
+        segments_[static_cast<size_t>(r)].head->released.fetch_add(1, std::memory_order_release);
+  } else if (keeper_ && keeper_->alive_here() && segments_) {
+    // The keeper unlocks the lifeline (it leaves the keeper's robust list) before the
+    // segment is unmapped, whichever thread destroys this. A forked child has no keeper
+    // thread and no such list entry: there is nothing to unlock.
+    keeper_->call(&life(local_rank_).lifeline, false);
+  }
+  release_segments();
+  if (pool_slot_ >= 0) pool().give_back(pool_slot_, static_cast<uint32_t>(local_size() - 1));
   if (fd_ >= 0) close(fd_);
   release_budget(reserved_);
 }
@@ -471,7 +837,11 @@ int NodeShm::local_of(int comm_rank) const {
 }
 
 NodeShm::Header& NodeShm::header(int local) const {
-  return *reinterpret_cast<Header*>(segments_[static_cast<size_t>(local)].base);
+  return *segments_[static_cast<size_t>(local)].head;
+}
+
+NodeShm::Header& NodeShm::life(int local) const {
+  return *segments_[static_cast<size_t>(local)].life;
 }
 
 OpSlot& NodeShm::slot(int local, uint64_t op) {
@@ -483,12 +853,11 @@ std::byte* NodeShm::small_area(int local) const {
 }
 
 Channel& NodeShm::channel(int receiver, int sender) {
-  std::byte* base = segments_[static_cast<size_t>(receiver)].base + channels_offset_;
-  return *reinterpret_cast<Channel*>(base + static_cast<size_t>(sender) * channel_stride_);
+  return *reinterpret_cast<Channel*>(ext(receiver) + static_cast<size_t>(sender) * channel_stride_);
 }
 
 std::byte* NodeShm::staging(int local, uint64_t op) const {
-  return segments_[static_cast<size_t>(local)].base + staging_offset_ +
+  return ext(local) + (staging_offset_ - channels_offset_) +
          (op / 4 % kStagingRegions) * staging_bytes();
 }
 
@@ -497,7 +866,7 @@ size_t NodeShm::process_bytes() {
 }
 
 pid_t NodeShm::pid(int local) const {
-  return header(local).pid;
+  return life(local).pid;
 }
 
 void* NodeShm::alloc(size_t bytes) {
@@ -510,7 +879,7 @@ void* NodeShm::alloc(size_t bytes) {
     // First fit from the bottom: [heap_offset_, heap_reserved_) is reserved, so only what
     // lies above needs reserving (a full /dev/shm: no buffer rather than a SIGBUS later).
     if (offset + bytes > heap_reserved_) {
-      if (posix_fallocate(fd_, static_cast<off_t>(heap_reserved_),
+      if (posix_fallocate(fd_, static_cast<off_t>(heap_reserved_ - channels_offset_),
                           static_cast<off_t>(offset + bytes - heap_reserved_)) != 0)
         return nullptr;
       heap_reserved_ = offset + bytes;
@@ -518,17 +887,17 @@ void* NodeShm::alloc(size_t bytes) {
     free_.erase(it);
     if (left) free_[offset + bytes] = left;
     used_[offset] = bytes;
-    return segments_[static_cast<size_t>(local_rank_)].base + offset;
+    return ext(local_rank_) + (offset - channels_offset_);
   }
   return nullptr;
 }
 
 bool NodeShm::free(void* p) {
-  const Segment& seg = segments_[static_cast<size_t>(local_rank_)];
+  const std::byte* e = segments_[static_cast<size_t>(local_rank_)].ext.load();
   auto* b = static_cast<std::byte*>(p);
-  if (b < seg.base || b >= seg.base + seg.size) return false;
+  if (!e || b < e || b >= e + (total_ - channels_offset_)) return false;
   std::lock_guard lock(heap_mu_);
-  const auto it = used_.find(static_cast<size_t>(b - seg.base));
+  const auto it = used_.find(channels_offset_ + static_cast<size_t>(b - e));
   if (it == used_.end()) return false;
   auto [offset, bytes] = *it;
   used_.erase(it);
@@ -555,19 +924,30 @@ BufferRef NodeShm::describe(const void* p, size_t bytes) const {
                 .address = reinterpret_cast<uint64_t>(p),
                 .bytes = bytes};
   const auto* b = static_cast<const std::byte*>(p);
-  for (size_t i = 0; i < segments_.size(); ++i) {
-    const Segment& seg = segments_[i];
-    if (b >= seg.base && b + bytes <= seg.base + seg.size) {
-      ref.segment = static_cast<int32_t>(i);
-      ref.offset = static_cast<uint64_t>(b - seg.base);
-      break;
+  // Only what this process maps can hold p: the second files not yet touched are left alone.
+  for (int i = 0; i < local_size(); ++i) {
+    const Segment& seg = segments_[static_cast<size_t>(i)];
+    const std::byte* e = seg.ext.load(std::memory_order_acquire);
+    const auto* head = reinterpret_cast<const std::byte*>(seg.head);
+    if (head && b >= head && b + bytes <= head + sizeof(Header)) {
+      ref.offset = static_cast<uint64_t>(b - head);
+    } else if (e && b >= e && b + bytes <= e + (total_ - channels_offset_)) {
+      ref.offset = channels_offset_ + static_cast<uint64_t>(b - e);
+    } else {
+      continue;
     }
+    ref.segment = i;
+    break;
   }
   return ref;
 }
 
 std::byte* NodeShm::map(const BufferRef& ref) const {
-  return ref.segment < 0 ? nullptr : segments_[static_cast<size_t>(ref.segment)].base + ref.offset;
+  if (ref.segment < 0) return nullptr;
+  if (ref.offset < channels_offset_)
+    return reinterpret_cast<std::byte*>(segments_[static_cast<size_t>(ref.segment)].head) +
+           ref.offset;
+  return ext(ref.segment) + (ref.offset - channels_offset_);
 }
 
 void NodeShm::read(void* dst, const BufferRef& src, size_t offset, size_t bytes) const {
@@ -587,7 +967,7 @@ void NodeShm::read(void* dst, const BufferRef& src, size_t offset, size_t bytes)
 
 bool NodeShm::alive(int local) const {
   if (local == local_rank_) return true;
-  Header& h = header(local);
+  Header& h = life(local);
   if (h.lost.load(std::memory_order_acquire)) return false;
   switch (pthread_mutex_trylock(&h.lifeline)) {
     case EBUSY:  // held: the owner lives

@@ -8,13 +8,29 @@
 // the program's private memory, asks for no heap.
 //
 // Size: every local rank lays out every segment alike (the sizes are agreed with MIN over
-// the node). The control area, the channels and the staging are reserved in /dev/shm when
-// the segment is created (posix_fallocate: a tmpfs that is too small fails there with
-// ENOSPC instead of a SIGBUS at the first touch of a page it cannot back) and count
-// against this process's budget (CB_SHM_MAX_BYTES); the heap is sparse and each buffer's
-// pages are reserved by alloc(), which returns null when /dev/shm cannot hold them. Any
-// failure on any local rank turns shared memory off on all of them (RuntimeError, the
-// reason of the first rank that failed): the engine then takes the MPI transport.
+// the node). A rank's segment is two files: the control area (header, operation slots,
+// the small path's area; tens of KiB) and the rest (channels, staging, heap). Both are
+// reserved in /dev/shm (posix_fallocate: a tmpfs that is too small fails there with ENOSPC
+// instead of a SIGBUS at the first touch of a page it cannot back), and all of it counts
+// against this process's budget (CB_SHM_MAX_BYTES) from creation; the heap is sparse and
+// each buffer's pages are reserved by alloc(), which returns null when /dev/shm cannot hold
+// them. Any failure at creation on any local rank turns shared memory off on all of them
+// (RuntimeError, the reason of the first rank that failed): the engine then takes the MPI
+// transport.
+//
+// With a heap (--backend engine) both files are made and mapped at creation. Without one
+// (the preload, whose communicators mostly run the small path or nothing at all) only the
+// control files are: the channels and staging of local rank r are made by the first
+// process that touches them (channel(), staging(), map()), whichever that is, with a name
+// every local rank derives from r's control file, and mapped by each process at its own
+// first touch, without waiting for any peer (a non-blocking collective may be the first
+// to need them, and must not wait for a peer at its start). Creation only checks that
+// /dev/shm has room for them; a reservation that fails later ends the process with a
+// clear error (the operation that needed them is already under way on every rank). Nor
+// does such a NodeShm make a control file where every local rank has a free slot in the
+// pool its process shares with them (share_pool, made with MPI_COMM_WORLD's engine): it
+// takes the slot, and creation is one MPI_Allgather and no system call. A slot is taken
+// again once every peer that used it has destroyed its NodeShm (counted in the slot).
 //
 // Synchronisation is C++ atomics in shared memory (lock-free 64-bit atomics are address
 // free), acquire/release, with monotonic counters that are never reset.
@@ -36,6 +52,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -94,6 +111,9 @@ inline constexpr uint64_t progress(uint64_t op, uint64_t count) {
 // area (zeroed and populated when the segment is made, like the operation slots).
 inline constexpr size_t kSmallSlotBytes = 16384;
 inline constexpr size_t kSmallAreaBytes = 64 + 2 * kSmallSlotBytes;
+// Control areas in a process's pool (NodeShm::share_pool): communicators alive at once, and
+// freed ones whose peers have not yet freed theirs, beyond which control files are made.
+inline constexpr int kPoolSlots = 16;
 
 // Point-to-point messages from one local rank to another, in the receiver's segment.
 // A message is one descriptor (data in its slot, or described in place), or a train of
@@ -138,8 +158,15 @@ class NodeShm {
   // Throws RuntimeError on every local rank alike when shared memory cannot be set up.
   // With `cma`, probes whether every local rank may read its peers' private memory (see
   // cma.hpp).
+  // Without a heap (heap_bytes 0) the channels and staging are made at first use (above).
   NodeShm(MPI_Comm node, std::vector<int> members, size_t heap_bytes, size_t staging_bytes,
           bool cma = true);
+  // Collective over `node`, once per process (MPI_COMM_WORLD's engine without a heap): every
+  // local rank makes a pool of kPoolSlots control areas and maps the others'. A later
+  // NodeShm without a heap whose local ranks all took a slot in pools shared this way makes
+  // and maps no file: one MPI_Allgather. No pool (shared memory short, a failure on any
+  // local rank) is not an error: NodeShms then make control files of their own.
+  static void share_pool(MPI_Comm node);
   ~NodeShm();
   NodeShm(const NodeShm&) = delete;
   NodeShm& operator=(const NodeShm&) = delete;
@@ -158,9 +185,11 @@ class NodeShm {
   size_t staging_bytes() const { return staging_bytes_ / kStagingRegions; }
   size_t channel_data_bytes() const { return channel_data_; }  // per channel (sender)
 
-  // What this rank's segment reserves in /dev/shm (control area, channels, staging;
-  // heap buffers not included), and what all of this process's NodeShms reserve.
+  // What this rank's segment takes of the budget (control area, channels, staging; heap
+  // buffers not included), and what all of this process's NodeShms take. Without a heap
+  // the channels and staging are in /dev/shm only once something used them: extended().
   size_t segment_bytes() const { return reserved_; }
+  bool extended(int local) const;  // local rank's channels and staging mapped here
   // Empty, or what was made smaller than asked and why (the same on every local rank).
   const std::string& note() const { return note_; }
   static size_t process_bytes();
@@ -195,24 +224,46 @@ class NodeShm {
   bool alive(int local) const;  // false once `local`'s process has exited
 
  private:
-  struct Segment {
-    std::byte* base = nullptr;
-    size_t size = 0;
-  };
+  // A local rank's segment as this process maps it: the control file at `base`
+  // ([0, channels_offset_) of the layout) and the rest at `ext` ([channels_offset_, size)),
+  // null until this process first touches it.
   struct Header;
+  struct Segment {
+    std::byte* base = nullptr;  // the control file, when it is one of its own (not pooled)
+    Header* head = nullptr;     // its header: operation slots, small area (base, or a pool slot)
+    Header* life = nullptr;     // its owner's identity and lifeline (head, or the pool's first)
+    std::atomic<std::byte*> ext{nullptr};
+    bool created = false;  // this process made its second file (a name to unlink)
+    int remembered = -1;   // pending_names slot of that name, for a signal during a run
+  };
+  struct Pool;
+  static Pool& pool();
+  static std::string init_life(Header& h, LifelineKeeper*& keeper);
+  std::string make_control();
+  void layout(const uint64_t sizes[3]);
   Header& header(int local) const;
+  Header& life(int local) const;
+  std::byte* ext(int local) const {  // the second file of `local`'s segment, mapped here
+    std::byte* p = segments_[static_cast<size_t>(local)].ext.load(std::memory_order_acquire);
+    return p ? p : attach(local);
+  }
+  std::byte* attach(int local) const;  // makes or opens, maps, prefaults; throws RuntimeError
+  std::string ext_name(int local) const;
+  void release_segments();
   void check_peers_now() const;
-  void probe_cma(MPI_Comm node, bool wanted);
   static constexpr uint64_t kPollsPerCheck = 64;
 
   int local_rank_ = 0;
   std::vector<int> members_;
-  std::vector<Segment> segments_;
+  std::unique_ptr<Segment[]> segments_;  // local_size() of them; null until made
+  std::vector<std::string> names_;       // every local rank's control file
+  mutable std::mutex attach_mu_;         // attach(): one mapping per segment
   size_t staging_bytes_ = 0, channel_data_ = 0, heap_bytes_ = 0;
   size_t channels_offset_ = 0, channel_stride_ = 0, staging_offset_ = 0, heap_offset_ = 0;
+  size_t total_ = 0;     // the layout's end: channels_offset_ + the second file's size
   size_t reserved_ = 0;  // counted in process_bytes()
   std::string note_;
-  int fd_ = -1;               // this rank's segment, kept while it has a heap to reserve pages in
+  mutable int fd_ = -1;       // this rank's second file, kept while it has a heap for alloc()
   size_t heap_reserved_ = 0;  // [heap_offset_, heap_reserved_) is reserved in /dev/shm
   std::mutex heap_mu_;
   std::map<size_t, size_t> free_;  // offset -> bytes, in this rank's heap
@@ -220,6 +271,9 @@ class NodeShm {
   bool cma_ = false;
   std::string cma_status_;
   LifelineKeeper* keeper_ = nullptr;  // holds this rank's own robust mutex (its lifeline)
+  int pool_slot_ = -1;                // this rank's slot in its process's pool, or -1
+  bool control_linked_ = false;       // this rank's control file still has its name
+  int control_remembered_ = -1;       // its pending_names slot
 };
 
 }  // namespace cb::engine
