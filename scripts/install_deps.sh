@@ -10,6 +10,7 @@ PACKAGES=(
   libibverbs-dev librdmacm-dev libhwloc-dev
   libgtest-dev libbenchmark-dev
   libprotobuf-dev protobuf-compiler  # Chakra ET: C++ generated from et_def.proto (cb_replay)
+  python3-protobuf  # Chakra's own Python reader of the ET cb_replay writes (int_replay_chakra_reader)
   python3 python3-matplotlib python3-jsonschema  # jsonschema: tests/integration/test_schemas.py
   clang-14 libclang-rt-14-dev llvm-14  # libFuzzer, sanitizer runtimes, symbolizer (fuzz.sh)
   clang-format-14  # tests/layering/check_format.sh: sources as .clang-format says

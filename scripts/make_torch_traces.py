@@ -8,6 +8,8 @@ bucket_cap_mb, so several buckets) and under FSDP, recording on every rank:
   kineto.<mode>.w<N>.rank<R>.json  torch.profiler (record_shapes=True) export_chrome_trace
   et.<mode>.w<N>.rank<R>.json      torch.profiler.ExecutionTraceObserver (one step)
   fr.<mode>.w<N>.rank<R>.json      the flight recorder's JSON dump (_dump_fr_trace_json)
+  (modes: ddp, fsdp, and with --modes hsdp at 4 ranks FSDP2 on a 2x2 mesh: collectives on
+  process groups of 2 ranks, replicate [0, 2], [1, 3] and shard [0, 1], [2, 3])
   info.json                        torch version, command, the DDP buckets DDP reported
 
 The traces are trimmed here (--keep-all skips it) so that the committed fixtures stay in
@@ -33,7 +35,7 @@ import subprocess
 import sys
 import time
 
-MODES = ("ddp", "fsdp")
+MODES = ("ddp", "fsdp")  # and "hsdp" (--modes hsdp, 4 ranks): FSDP2 on a 2x2 mesh
 BUCKET_CAP_MB = 0.25  # DDP: several buckets from the ~1.1 MiB model
 STEPS = 3  # profiled steps (after one warmup step, so that DDP has rebuilt its buckets)
 COMM_PREFIXES = ("record_param_comms", "c10d::", "gloo:", "ProfilerStep#", "nccl:")
@@ -99,9 +101,14 @@ def trim_et(doc):
     return doc
 
 
+FR_FIELDS = ("profiling_name", "input_sizes", "input_dtypes", "output_sizes", "output_dtypes",
+             "is_p2p", "process_group", "collective_seq_id", "time_created_ns", "duration_ms")
+
+
 def trim_fr(doc):
-    for e in doc.get("entries", []):
-        e.pop("frames", None)
+    # Entries keep the fields collbench reads (docs/trace-format.md §8); the fixtures made
+    # before the hsdp mode only dropped "frames".
+    doc["entries"] = [{k: e[k] for k in FR_FIELDS if k in e} for e in doc.get("entries", [])]
     return doc
 
 
@@ -117,6 +124,21 @@ def rank_main(rank, world, mode, out, port, keep_all):
     if mode == "ddp":
         from torch.nn.parallel import DistributedDataParallel as DDP
         net = DDP(net, bucket_cap_mb=BUCKET_CAP_MB)
+    elif mode == "hsdp":
+        # HSDP: FSDP2 sharding within groups of 2 ranks, replicated across them (allreduce of
+        # the sharded gradients): collectives on sub-groups of the job ([0, 1], [2, 3] shard;
+        # [0, 2], [1, 3] replicate), the case cb_replay replays on sub-communicators.
+        from torch.distributed.device_mesh import init_device_mesh
+        from torch.distributed.fsdp import fully_shard
+        if world % 2:
+            raise SystemExit("hsdp needs an even number of ranks")
+        mesh = init_device_mesh("cpu", (2, world // 2), mesh_dim_names=("replicate", "shard"))
+        for layer in net:
+            if isinstance(layer, torch.nn.Linear):
+                fully_shard(layer, mesh=mesh)
+        fully_shard(net, mesh=mesh)
+        info["fsdp"] = f"fully_shard (FSDP2) on a 2 x {world // 2} mesh (replicate, shard)"
+        info["mesh"] = mesh.mesh.tolist()  # rows: replicas; a row's ranks shard the model
     else:
         try:  # FSDP2
             from torch.distributed.fsdp import fully_shard

@@ -15,8 +15,10 @@ int cores_on_node() {
   return n > 0 ? static_cast<int>(n) : 1;
 }
 
-Control::Control() {
-  CB_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &comm_));
+Control::Control() : Control(MPI_COMM_WORLD) {}
+
+Control::Control(MPI_Comm group) : base_(group) {
+  CB_MPI(MPI_Comm_dup(group, &comm_));
   MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN);
   MPI_Comm_rank(comm_, &rank_);
   MPI_Comm_size(comm_, &size_);

@@ -18,11 +18,18 @@ namespace cb {
 class Control {
  public:
   Control();  // duplicates MPI_COMM_WORLD
+  // The control plane of a sub-communicator's ranks (cb_replay's process groups): duplicates
+  // `group`, and the backends made with it run on `group`'s ranks (base()). `group` must
+  // outlive it. Collective over `group`.
+  explicit Control(MPI_Comm group);
   ~Control();
   Control(const Control&) = delete;
   Control& operator=(const Control&) = delete;
 
   MPI_Comm comm() const { return comm_; }
+  // What the backends made with this control duplicate for their own communicator:
+  // MPI_COMM_WORLD, or the group of Control(MPI_Comm).
+  MPI_Comm base() const { return base_; }
   int rank() const { return rank_; }
   int size() const { return size_; }
   bool is_root() const { return rank_ == 0; }
@@ -50,6 +57,7 @@ class Control {
 
  private:
   MPI_Comm comm_ = MPI_COMM_NULL;
+  MPI_Comm base_ = MPI_COMM_WORLD;
   int rank_ = 0, size_ = 1, local_rank_ = 0, local_size_ = 1, node_count_ = 1, max_local_size_ = 1;
   std::string hostname_;
   std::vector<std::pair<std::string, std::vector<int>>> hosts_;

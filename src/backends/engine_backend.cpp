@@ -168,7 +168,7 @@ std::string env_algo(Coll coll) {
 
 EngineBackend::EngineBackend(const Control& ctl, bool progress_thread)
     : Backend(BackendKind::Engine),
-      comm_(MPI_COMM_WORLD, ctl.wait_mode()),
+      comm_(ctl.base(), ctl.wait_mode()),
       world_(comm_.rank(), comm_.size(), &comm_, comm_.node_count() == 1 ? comm_.shm() : nullptr),
       table_(engine::TuningTable::load_default()) {
   comm_.set_tuning(table_.parameters());  // the algorithms' thresholds

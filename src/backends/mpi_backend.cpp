@@ -92,7 +92,7 @@ MpiBackend::MpiBackend(const Control& ctl, bool staging)
       wait_(ctl.wait_mode()),
       cuda_aware_(mpi_is_cuda_aware()),
       staging_(staging) {
-  CB_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &comm_));
+  CB_MPI(MPI_Comm_dup(ctl.base(), &comm_));
   MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN);
   int rank = 0, size = 1;
   MPI_Comm_rank(comm_, &rank);

@@ -257,15 +257,38 @@ std::vector<std::string> describe_plan(const ReplayInput& in) {
   return lines;
 }
 
+std::string ranks_text(const std::vector<int>& ranks) {
+  std::string s = "[";
+  for (size_t i = 0; i < ranks.size(); ++i) s += (i ? ", " : "") + std::to_string(ranks[i]);
+  return s + "]";
+}
+
 BackendFit fit_to_backend(ReplayInput& in, const Backend& be, const Options& o, int nranks) {
   BackendFit fit;
+  if (!in.plan.groups.empty() && in.trace.world_size != nranks) {
+    // The groups are ranks of the recorded job: on another number of ranks they mean nothing.
+    fit.notes.push_back("# " + std::to_string(in.plan.groups.size()) +
+                        " process groups smaller than the recorded job's " +
+                        std::to_string(in.trace.world_size) + " ranks: replayed on all " +
+                        std::to_string(nranks) +
+                        " ranks (sub-communicators need the recorded number of ranks)");
+    for (ReplayMessage& m : in.plan.messages) m.group = -1;
+    in.plan.groups.clear();
+    fit.groups_dropped = true;
+  }
+  if (!in.plan.groups.empty() && be.kind() != BackendKind::Mpi && be.kind() != BackendKind::Engine)
+    throw UsageError(origin(in, o, in.plan.messages.front()) + ": collectives on " +
+                     std::to_string(in.plan.groups.size()) +
+                     " process groups smaller than the job replay on sub-communicators of the "
+                     "mpi and engine backends, not on " +
+                     be.name());
   for (ReplayMessage& m : in.plan.messages) {
     if (!replayable(m, be.kind())) {
       ++fit.skipped[std::string(to_string(m.coll))];
       continue;
     }
-    if (coll_is_rooted(m.coll) && m.root >= nranks) {
-      m.root %= nranks;
+    if (const int ranks = in.plan.ranks_of(m, nranks); coll_is_rooted(m.coll) && m.root >= ranks) {
+      m.root %= ranks;
       ++fit.wrapped_roots;
     }
     const CollArgs probe = message_args(m, o.mem, o.algo);
@@ -284,8 +307,9 @@ BackendFit fit_to_backend(ReplayInput& in, const Backend& be, const Options& o, 
     throw UsageError((o.model.empty() ? o.trace : o.model) +
                      ": nothing to replay: a trace's alltoallv ops have no count matrix (the "
                      "MoE models generate theirs)");
-  for (const TraceOp& op : in.trace.ops)
-    fit.other_comm_sizes += op.comm_size > 0 && op.comm_size != nranks;
+  for (const TraceOp& op : in.trace.ops)  // those on process groups replay on theirs
+    fit.other_comm_sizes +=
+        op.comm_size > 0 && op.comm_size != nranks && (in.plan.groups.empty() || op.group.empty());
 
   fit.not_replayed = in.trace.not_replayed;
   if (!fit.not_replayed.empty()) {
@@ -301,8 +325,19 @@ BackendFit fit_to_backend(ReplayInput& in, const Backend& be, const Options& o, 
     fit.notes.push_back("# Skipped (no backend implements them): " + list);
   }
   if (fit.wrapped_roots)
-    fit.notes.push_back("# " + std::to_string(fit.wrapped_roots) + " roots >= " +
-                        std::to_string(nranks) + " ranks taken modulo " + std::to_string(nranks));
+    fit.notes.push_back("# " + std::to_string(fit.wrapped_roots) +
+                        (in.plan.groups.empty()
+                             ? " roots >= " + std::to_string(nranks) + " ranks taken modulo " +
+                                   std::to_string(nranks)
+                             : std::string(" roots >= their group's ranks taken modulo its size")));
+  if (!in.plan.groups.empty()) {
+    std::string list;
+    for (const std::vector<int>& g : in.plan.groups)
+      list += (list.empty() ? "" : ", ") + ranks_text(g);
+    fit.notes.push_back("# Process groups: " + list +
+                        ": each op of one runs on a sub-communicator of its ranks (MPI_Comm_split "
+                        "once per group); the others skip it");
+  }
   if (fit.other_comm_sizes)
     fit.notes.push_back("# " + std::to_string(fit.other_comm_sizes) +
                         " ops were recorded on communicators of another size; every op is "

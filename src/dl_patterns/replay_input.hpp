@@ -53,8 +53,12 @@ struct BackendFit {
   std::map<std::string, size_t> not_replayed;  // the trace's import: reason -> calls
   size_t wrapped_roots = 0;                    // roots >= nranks taken modulo nranks
   size_t other_comm_sizes = 0;                 // recorded on communicators of another size
-  std::vector<std::string> notes;              // "# ..." lines
+  bool groups_dropped = false;     // the trace's process groups, replayed on all ranks instead
+  std::vector<std::string> notes;  // "# ..." lines
 };
+
+// "[0, 1]": a process group's ranks.
+std::string ranks_text(const std::vector<int>& ranks);
 
 // Drops collectives no backend implements (reduce, allgather, reduce_scatter), wraps
 // roots into range, and throws UsageError naming the record when `be` cannot run a

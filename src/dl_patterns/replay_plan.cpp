@@ -126,22 +126,37 @@ ReplayPlan plan_trace(const Trace& trace, const FusionConfig& fusion, const Comp
   std::vector<double> segment_end_us;
   std::vector<Gradient> grads;  // the run of gradients since the last other collective
   std::vector<size_t> records;
-  int segment = 0;
+  std::vector<std::vector<int>> groups;
+  int segment = 0, run_group = -1;
   double clock_us = 0;  // compute clock: backward compute done so far in the step
   const auto flush = [&] {
     if (grads.empty()) return;
-    for (const Message& m : fuse(grads, fusion))
+    for (const Message& m : fuse(grads, fusion)) {
       messages.push_back(message_from(m, records, segment));
+      messages.back().group = run_group;
+    }
     grads.clear();
     records.clear();
   };
+  const auto group_of = [&](const TraceOp& op) {
+    if (op.group.empty() ||
+        (trace.world_size > 0 && op.group.size() == static_cast<size_t>(trace.world_size)))
+      return -1;
+    const auto it = std::find(groups.begin(), groups.end(), op.group);
+    if (it != groups.end()) return static_cast<int>(it - groups.begin());
+    groups.push_back(op.group);
+    return static_cast<int>(groups.size()) - 1;
+  };
   for (size_t i = 0; i < trace.ops.size(); ++i) {
     const TraceOp& op = trace.ops[i];
+    const int group = group_of(op);
     if (i > 0 && op.iteration != trace.ops[i - 1].iteration) {  // step boundary
       flush();
       segment_end_us.push_back(clock_us);
       ++segment;
     }
+    if (group != run_group) flush();
+    run_group = group;
     if (compute.mode == ComputeSpec::Mode::Trace)
       clock_us += op.compute_us;
     else if (compute.mode == ComputeSpec::Mode::PerMiB && is_gradient(op))
@@ -154,11 +169,14 @@ ReplayPlan plan_trace(const Trace& trace, const FusionConfig& fusion, const Comp
     }
     flush();
     ReplayMessage m{op.coll, op.count, op.dtype, op.op, op.root, op.name, i, 1, clock_us, segment};
+    m.group = group;
     messages.push_back(std::move(m));
   }
   flush();
   segment_end_us.push_back(clock_us);
-  return finish(std::move(messages), std::move(segment_end_us));
+  ReplayPlan plan = finish(std::move(messages), std::move(segment_end_us));
+  plan.groups = std::move(groups);
+  return plan;
 }
 
 std::vector<ReplayAction> schedule(const std::vector<ReplayMessage>& messages,
@@ -284,6 +302,10 @@ Trace to_trace(const ReplayPlan& plan, std::string name, std::string source) {
     TraceOp op{m.coll, m.count, m.dtype, m.op, m.root, m.name, 0, m.segment};
     op.compute_us = std::max(0.0, m.ready_us - previous_us);
     previous_us = std::max(previous_us, m.ready_us);
+    if (m.group >= 0) {
+      op.group = plan.groups.at(static_cast<size_t>(m.group));
+      op.comm_size = static_cast<int>(op.group.size());
+    }
     t.ops.push_back(std::move(op));
   }
   return t;
@@ -366,7 +388,7 @@ BufferPlan share_buffers(const ReplayPlan& plan, int nranks, size_t window) {
   std::vector<size_t> bytes;
   std::vector<int> segments;
   for (const ReplayMessage& m : plan.messages) {
-    bytes.push_back(buffer_bytes(m, nranks));
+    bytes.push_back(buffer_bytes(m, plan.ranks_of(m, nranks)));
     segments.push_back(m.segment);
   }
   std::vector<size_t> done_before;  // Wait actions: complete before the next launch

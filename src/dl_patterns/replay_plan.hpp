@@ -60,6 +60,8 @@ struct ReplayMessage {
   // Alltoallv (MoE token exchanges): elements each rank sends each rank; `count` is the mean
   // per peer of rank 0's row. Shared: the combine and backward exchanges reuse a matrix.
   std::shared_ptr<const CountMatrix> counts;
+  // The process group it runs on: an index into ReplayPlan::groups, or -1 for every rank.
+  int group = -1;
 
   size_t bytes() const { return count * dtype_size(dtype); }
 };
@@ -83,7 +85,14 @@ struct ReplayPlan {
   // The actions were built by the planner (--parallel fsdp: Wait actions between launches)
   // rather than by schedule() from the messages' ready times: drop_messages() keeps them.
   bool dependencies = false;
+  // Process groups smaller than the job (a trace's TraceOp::group): ranks of the job,
+  // increasing, each distinct group once, in order of first use.
+  std::vector<std::vector<int>> groups;
 
+  // Ranks a message runs on: its group's size, or `nranks`.
+  int ranks_of(const ReplayMessage& m, int nranks) const {
+    return m.group < 0 ? nranks : static_cast<int>(groups.at(static_cast<size_t>(m.group)).size());
+  }
   double compute_us() const;  // sum of Compute actions
   double idle_us() const;     // sum of Idle actions
   size_t total_bytes() const;
@@ -96,7 +105,9 @@ ReplayPlan plan_model(const Model& model, Dtype dtype, const FusionConfig& fusio
 
 // Sum allreduces of a trace are gradients, ready when the compute before them (compute_us,
 // or us-per-mb of their size) has run; they are fused within runs between other
-// collectives and step boundaries. Every other op is replayed as it is, in order.
+// collectives, step boundaries and changes of process group. Every other op is replayed as
+// it is, in order. An op's group (TraceOp::group, unless it holds every rank of the trace's
+// world_size) becomes the message's.
 ReplayPlan plan_trace(const Trace& trace, const FusionConfig& fusion, const ComputeSpec& compute);
 
 // Actions of one step from messages and segment ends: compute until each message is

@@ -2,9 +2,12 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <map>
 #include <numeric>
 
+#include "backends/make_backend.hpp"
 #include "core/errors.hpp"
+#include "core/mpi_check.hpp"
 #include "dl_patterns/replay_input.hpp"
 #include "dl_patterns/replay_step.hpp"
 #include "harness/sizes.hpp"
@@ -34,6 +37,21 @@ std::string mib(size_t bytes) {
   std::snprintf(buf, sizeof buf, "%.2f MiB (%zu B)", static_cast<double>(bytes) / (1 << 20), bytes);
   return buf;
 }
+
+// A process group's sub-communicator on this rank: its control plane and backend.
+struct GroupComm {
+  MPI_Comm comm = MPI_COMM_NULL;
+  std::unique_ptr<Control> ctl;
+  std::unique_ptr<Backend> be;
+  GroupComm() = default;
+  GroupComm(const GroupComm&) = delete;
+  GroupComm& operator=(const GroupComm&) = delete;
+  ~GroupComm() {
+    be.reset();  // before the communicators they duplicate
+    ctl.reset();
+    if (comm != MPI_COMM_NULL) MPI_Comm_free(&comm);
+  }
+};
 
 class ReplayRunner final : public Runner {
  public:
@@ -78,7 +96,24 @@ class ReplayRunner final : public Runner {
           " B; a buffer passes on within a step only " + std::to_string(kShareWindow) +
           " or more launches later, after waiting for its previous message");
     steps_ = replay_steps(in_.plan);
-    step_ = std::make_unique<StepRunner>(rc_.be, rc_.ctl, in_.plan, buffers_, o.mem, o.algo);
+    // Process groups: one sub-communicator each, made once by MPI_Comm_split (every rank
+    // calls it, in the plan's order of groups), with a backend of the same options on it.
+    std::vector<Backend*> group_backends;
+    for (const std::vector<int>& members : in_.plan.groups) {
+      const int me = rc_.ctl.rank();
+      const bool in = std::binary_search(members.begin(), members.end(), me);
+      auto g = std::make_unique<GroupComm>();
+      CB_MPI(MPI_Comm_split(rc_.ctl.comm(), in ? 0 : MPI_UNDEFINED, me, &g->comm));
+      if (in) {
+        g->ctl = std::make_unique<Control>(g->comm);
+        g->ctl->set_wait_mode(rc_.ctl.wait_mode());
+        g->be = make_backend(backend_config(o), *g->ctl);
+      }
+      group_backends.push_back(g->be.get());
+      groups_.push_back(std::move(g));
+    }
+    step_ = std::make_unique<StepRunner>(rc_.be, rc_.ctl, in_.plan, buffers_, o.mem, o.algo,
+                                         group_backends);
   }
 
   std::vector<std::string> header_lines() const override {
@@ -155,7 +190,7 @@ class ReplayRunner final : public Runner {
         step_idle(steps_.size()), step_messages(steps_.size());
     for (const ReplayMessage& m : plan.messages) {
       const size_t s = plan.step_per_segment ? static_cast<size_t>(m.segment) : 0;
-      step_bus.at(s) += bus_bytes({m}, n);
+      step_bus.at(s) += bus_bytes({m}, plan.ranks_of(m, n));
       step_messages.at(s) += 1;
     }
     for (size_t s = 0; s < steps_.size(); ++s)
@@ -199,6 +234,18 @@ class ReplayRunner final : public Runner {
     const std::string algo = common_algorithm();
     if (!algo.empty()) out.cells.push_back({"Algorithm", 0, 0, algo});
     out.extra_lines = size_table_lines(sizes, in_.steps);
+    const nlohmann::json groups = groups_json(latency, launch);
+    for (const nlohmann::json& g : groups) {
+      char line[320];
+      std::snprintf(line, sizeof line,
+                    "# Process group %s (%d ranks): %.6g messages, %.0f B per step; "
+                    "communication %.1f us per step (some message in flight), latencies "
+                    "add up to %.1f us",
+                    g.at("ranks_text").get<std::string>().c_str(), g.at("size").get<int>(),
+                    g.at("messages_per_step").get<double>(), g.at("bytes_per_step").get<double>(),
+                    g.at("comm_us").get<double>(), g.at("latency_sum_us").get<double>());
+      out.extra_lines.push_back(line);
+    }
 
     nlohmann::json& r = out.record;
     r = {{"bytes", point.bytes},
@@ -230,7 +277,9 @@ class ReplayRunner final : public Runner {
          {"messages_truncated", plan.messages.size() > kMaxJsonMessages},
          {"skipped_ops", fit_.skipped},
          {"not_replayed", fit_.not_replayed},
-         {"wrapped_roots", fit_.wrapped_roots}};
+         {"wrapped_roots", fit_.wrapped_roots},
+         {"process_groups", groups}};
+    for (nlohmann::json& g : r["process_groups"]) g.erase("ranks_text");
     return out;
   }
 
@@ -370,6 +419,64 @@ class ReplayRunner final : public Runner {
     return j;
   }
 
+  // Per process group (every rank first, where any message runs on all): its messages and
+  // bytes per replay step and its communication time per step: the length of the union of
+  // its messages' [launch, launch + latency] intervals (means over ranks and timed steps),
+  // the time some message of the group was in flight, and the latencies' plain sum.
+  nlohmann::json groups_json(const std::vector<LatencyStats>& latency,
+                             const std::vector<LatencyStats>& launch) const {
+    const ReplayPlan& plan = in_.plan;
+    const int n = rc_.ctl.size();
+    const double per = 1.0 / static_cast<double>(plan.step_per_segment ? steps_.size() : 1);
+    nlohmann::json out = nlohmann::json::array();
+    for (int g = -1; g < static_cast<int>(plan.groups.size()); ++g) {
+      std::vector<int> ranks;
+      if (g < 0)
+        for (int r = 0; r < n; ++r) ranks.push_back(r);
+      else
+        ranks = plan.groups[static_cast<size_t>(g)];
+      std::vector<std::pair<double, double>> spans;  // per segment: launch, end
+      std::vector<int> segment_of;
+      double messages = 0, bytes = 0, sum = 0;
+      for (size_t k = 0; k < plan.messages.size(); ++k) {
+        const ReplayMessage& m = plan.messages[k];
+        if (m.group != g) continue;
+        messages += 1;
+        bytes += static_cast<double>(m.bytes());
+        sum += latency[k].avg_us();
+        spans.push_back({launch[k].avg_us(), launch[k].avg_us() + latency[k].avg_us()});
+        segment_of.push_back(m.segment);
+      }
+      if (g < 0 && messages == 0) continue;
+      // Union per segment (segments' clocks restart at each replay step's start).
+      double busy = 0;
+      std::map<int, std::vector<std::pair<double, double>>> by_segment;
+      for (size_t i = 0; i < spans.size(); ++i) by_segment[segment_of[i]].push_back(spans[i]);
+      for (auto& [segment, list] : by_segment) {
+        std::sort(list.begin(), list.end());
+        double start = -1, end = -1;
+        for (const auto& [a, b] : list) {
+          if (a > end) {
+            busy += std::max(0.0, end - start);
+            start = a;
+          }
+          end = std::max(end, b);
+          if (start < 0) start = a;
+        }
+        busy += std::max(0.0, end - start);
+      }
+      out.push_back({{"group", g},
+                     {"ranks", ranks},
+                     {"ranks_text", g < 0 ? "all" : ranks_text(ranks)},
+                     {"size", static_cast<int>(ranks.size())},
+                     {"messages_per_step", messages * per},
+                     {"bytes_per_step", bytes * per},
+                     {"comm_us", busy * per},
+                     {"latency_sum_us", sum * per}});
+    }
+    return out;
+  }
+
   static nlohmann::json latency_json(const LatencyStats& l) {
     return {{"avg", l.avg_us()}, {"min", l.min_us}, {"max", l.max_us}};
   }
@@ -410,6 +517,7 @@ class ReplayRunner final : public Runner {
                           {"latency_us", latency_json(latency[k])}};
       if (m.coll == Coll::Allreduce && m.op != Op::Sum) j["op"] = to_string(m.op);
       if (m.coll == Coll::Bcast) j["root"] = m.root;
+      if (m.group >= 0) j["group"] = m.group;
       const std::string algo = rc_.be.algorithm(step_->args()[k]);
       if (!algo.empty()) j["algo"] = algo;
       out.push_back(std::move(j));
@@ -420,9 +528,10 @@ class ReplayRunner final : public Runner {
   const RunContext& rc_;
   ReplayInput in_;
   BackendFit fit_;
-  BufferPlan buffers_;                            // share_buffers(): what step_ allocates
-  std::vector<std::vector<ReplayAction>> steps_;  // replay_steps(): timed step j runs j mod size
-  std::unique_ptr<StepRunner> step_;              // after in_: it refers to in_.plan
+  BufferPlan buffers_;                              // share_buffers(): what step_ allocates
+  std::vector<std::vector<ReplayAction>> steps_;    // replay_steps(): timed step j runs j mod size
+  std::vector<std::unique_ptr<GroupComm>> groups_;  // per in_.plan.groups: before step_
+  std::unique_ptr<StepRunner> step_;                // after in_: it refers to in_.plan
 };
 
 }  // namespace

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <stdexcept>
+#include <utility>
 
 #include "core/coll_spec.hpp"
 #include "gpu/memory.hpp"
@@ -27,13 +29,16 @@ CollArgs message_args(const ReplayMessage& m, Mem mem, const std::string& algo) 
 }
 
 StepRunner::StepRunner(Backend& be, const Control& ctl, const ReplayPlan& plan,
-                       const BufferPlan& buffers, Mem mem, const std::string& algo)
-    : be_(be), ctl_(ctl), plan_(plan), plan_buffers_(buffers) {
+                       const BufferPlan& buffers, Mem mem, const std::string& algo,
+                       std::vector<Backend*> groups)
+    : be_(be), groups_(std::move(groups)), ctl_(ctl), plan_(plan), plan_buffers_(buffers) {
   const int n = ctl.size();
+  if (groups_.size() != plan.groups.size())
+    throw std::logic_error("StepRunner: a backend (or null) per process group expected");
   for (size_t bytes : plan_buffers_.bytes) buffers_.push_back(be.alloc(bytes, mem));
   for (size_t k = 0; k < plan.messages.size(); ++k) {
     const ReplayMessage& m = plan.messages[k];
-    const BufferElements e = buffer_elements(m, n);
+    const BufferElements e = buffer_elements(m, plan.ranks_of(m, n));
     const size_t width = dtype_size(m.dtype);
     const Buf& buf = buffers_.at(plan_buffers_.buffer_of.at(k));
     CollArgs a = message_args(m, buf.mem, algo);
@@ -56,12 +61,19 @@ StepRunner::~StepRunner() {
   for (Buf& b : buffers_) be_.free(b);
 }
 
+Backend* StepRunner::backend_of(size_t message) const {
+  const int g = plan_.messages.at(message).group;
+  return g < 0 ? &be_ : groups_.at(static_cast<size_t>(g));
+}
+
 void StepRunner::launch_message(size_t message, double step_start_s, bool record) {
+  Backend* be = backend_of(message);
+  if (!be) return;  // not in the message's process group
   // Its buffer's previous user, if still running, must finish first (share_buffers()).
   if (const size_t before = plan_buffers_.waits_for.at(message); before != SIZE_MAX)
     wait_for(before, record);
   const double start = now_s();
-  in_flight_.push_back({message, start, be_.start(args_[message])});
+  in_flight_.push_back({message, start, be->start(args_[message])});
   open_[message] = true;
   if (record) launch_[message].add((start - step_start_s) * 1e6);
 }
@@ -97,6 +109,8 @@ void StepRunner::wait_for(size_t message, bool record) {
 void StepRunner::wait_all(bool record) {
   poll_until([&] { return first_open_ == in_flight_.size(); }, record);
   be_.sync();
+  for (Backend* g : groups_)
+    if (g) g->sync();
   in_flight_.clear();
   first_open_ = 0;
   open_.assign(open_.size(), false);
@@ -144,13 +158,15 @@ StepSample StepRunner::run(const std::vector<ReplayAction>& actions, bool record
 }
 
 long long StepRunner::validate() {
-  const int n = ctl_.size(), rank = ctl_.rank();
   long long wrong = 0;
   bool corrupt = injected_fault() == Fault::Corrupt;
   // A shared buffer holds one message at a time: each batch is filled, run and checked
   // before the next one refills its buffers (no message of a batch waits for another).
   for (const auto& [first, end] : validation_batches(plan_, plan_buffers_)) {
     for (size_t k = first; k < end; ++k) {  // inputs of the whole batch before any starts
+      const Backend* be = backend_of(k);
+      if (!be) continue;                            // skipped here
+      const int n = be->size(), rank = be->rank();  // in the message's group
       const CollArgs& a = args_[k];
       const CollSpec& spec = *find_coll_spec(a.coll);
       const size_t width = dtype_size(a.dtype);
@@ -164,6 +180,9 @@ long long StepRunner::validate() {
     for (size_t k = first; k < end; ++k) launch_message(k, 0, false);
     wait_all(false);
     for (size_t k = first; k < end; ++k) {
+      const Backend* be = backend_of(k);
+      if (!be) continue;
+      const int n = be->size(), rank = be->rank();
       const CollArgs& a = args_[k];
       if (corrupt) corrupt_first_byte(a.recv);  // CB_TEST_FAULT=corrupt: -c must notice
       corrupt = false;

@@ -32,13 +32,17 @@ class StepRunner {
  public:
   // `algo` forces the engine algorithm of allreduce messages (empty: the backend chooses).
   // `buffers` is share_buffers(plan, ranks): one allocation per shared buffer.
+  // `groups`: per plan.groups entry, the backend on that group's sub-communicator, or null
+  // where this rank is not in the group (it skips the group's messages).
   StepRunner(Backend& be, const Control& ctl, const ReplayPlan& plan, const BufferPlan& buffers,
-             Mem mem, const std::string& algo);
+             Mem mem, const std::string& algo, std::vector<Backend*> groups = {});
   ~StepRunner();
   StepRunner(const StepRunner&) = delete;
   StepRunner& operator=(const StepRunner&) = delete;
 
   const std::vector<CollArgs>& args() const { return args_; }
+  // The backend a message runs on here (its group's), or null when this rank skips it.
+  Backend* backend_of(size_t message) const;
 
   // One step, starting with a barrier. With `record`, per-message launch times and
   // latencies are added to launch() and latency().
@@ -70,6 +74,7 @@ class StepRunner {
   void wait_all(bool record);
 
   Backend& be_;
+  std::vector<Backend*> groups_;
   const Control& ctl_;
   const ReplayPlan& plan_;
   BufferPlan plan_buffers_;

@@ -21,9 +21,9 @@ using namespace detail;
 using nlohmann::json;
 
 constexpr std::string_view kTopFields[] = {"schema", "name", "source", "world_size", "ops"};
-constexpr std::string_view kOpFields[] = {"coll",      "bytes",    "count",       "dtype",
-                                          "op",        "root",     "name",        "compute_us",
-                                          "iteration", "start_us", "duration_us", "comm_size"};
+constexpr std::string_view kOpFields[] = {
+    "coll",       "bytes",     "count",    "dtype",       "op",        "root", "name",
+    "compute_us", "iteration", "start_us", "duration_us", "comm_size", "group"};
 constexpr std::string_view kCollChoices =
     "allreduce, bcast, alltoall, allgather, reduce_scatter, reduce, barrier, alltoallv";
 
@@ -141,6 +141,25 @@ TraceOp parse_op_record(const json& rec, const std::string& where, int world_siz
     op.comm_size = small_nonnegative_integer(rec, "comm_size", where);
     if (op.comm_size == 0) field_error(where, "comm_size", "must be a positive integer (got 0)");
   }
+  if (rec.contains("group")) {
+    const json& g = rec.at("group");
+    const auto bad = [&](const std::string& why) { field_error(where, "group", why); };
+    if (!g.is_array() || g.empty())
+      bad("must be a non-empty list of ranks (got " + g.dump().substr(0, 40) + ")");
+    for (const json& r : g) {
+      if (!r.is_number_integer() || r.get<int64_t>() < 0 || r.get<int64_t>() >= (1 << 24))
+        bad("ranks must be integers from 0 (got " + r.dump().substr(0, 40) + ")");
+      const int rank = r.get<int>();
+      if (!op.group.empty() && rank <= op.group.back()) bad("ranks must increase");
+      if (world_size > 0 && rank >= world_size)
+        bad("rank " + std::to_string(rank) + " is not below world_size " +
+            std::to_string(world_size));
+      op.group.push_back(rank);
+    }
+    if (coll_is_rooted(op.coll) && op.root >= static_cast<int>(op.group.size()))
+      field_error(where, "root",
+                  "must be below the group's size " + std::to_string(op.group.size()));
+  }
   return op;
 }
 
@@ -161,6 +180,7 @@ Json op_to(const TraceOp& op, bool with_iteration) {
   if (op.start_us) j["start_us"] = *op.start_us;
   if (op.duration_us) j["duration_us"] = *op.duration_us;
   if (op.comm_size > 0) j["comm_size"] = op.comm_size;
+  if (!op.group.empty()) j["group"] = op.group;
   return j;
 }
 

@@ -42,6 +42,11 @@ struct TraceOp {
   std::optional<double> start_us;     // when the call began, us since MPI_Init on that rank
   std::optional<double> duration_us;  // time inside the call (non-blocking: initiation only)
   int comm_size = 0;                  // ranks of the communicator it ran on; 0 = not recorded
+  // The process group it ran on: its ranks of the job (increasing; empty = every rank, or
+  // not known) and the name the source gave it ("3", "mesh_shard"; empty = none). The
+  // replay runs an op with a group on a sub-communicator of those ranks; ranks outside skip.
+  std::vector<int> group;
+  std::string pg;
 
   size_t bytes() const { return count * dtype_size(dtype); }
   bool operator==(const TraceOp&) const = default;

@@ -224,8 +224,20 @@ Trace import_chakra(const std::string& bytes, const std::string& origin, int wor
     TraceOp op;
     op.coll = ct->coll;
     op.name = node.name();
-    if (const pb::AttributeProto* pg = attr(node.attr(), "pg_name"); pg && pg->has_string_val())
+    if (const pb::AttributeProto* pg = attr(node.attr(), "pg_name"); pg && pg->has_string_val()) {
       op.name += " on pg " + pg->string_val();
+      op.pg = pg->string_val();
+    }
+    // pg_ranks: collbench's own attribute (Chakra keeps a group's ranks outside the ET).
+    if (const pb::AttributeProto* ranks = attr(node.attr(), "pg_ranks");
+        ranks && ranks->has_int64_list()) {
+      for (const int64_t r : ranks->int64_list().values()) {
+        if (r < 0 || r >= (1 << 24) || (!op.group.empty() && r <= op.group.back()))
+          field_error(named, "attr.pg_ranks", "must be increasing ranks from 0");
+        op.group.push_back(static_cast<int>(r));
+      }
+      op.comm_size = static_cast<int>(op.group.size());
+    }
     op.compute_us = compute;
     compute = 0;
     if (const pb::AttributeProto* root = attr(node.attr(), "root"); root && coll_is_rooted(op.coll))
@@ -236,13 +248,14 @@ Trace import_chakra(const std::string& bytes, const std::string& origin, int wor
       // the input tensors), so reduce_scatter and all-to-all send n shares.
       uint64_t size = static_cast<uint64_t>(required_int(node, "comm_size", named));
       if (op.coll == Coll::ReduceScatter || op.coll == Coll::Alltoall) {
-        if (world_size <= 0) {
+        const int shares = op.group.empty() ? world_size : static_cast<int>(op.group.size());
+        if (shares <= 0) {
           ++t.not_replayed[std::string(to_string(op.coll)) +
                            ": group size unknown (no world_size; read a folder of per-rank "
                            "files), not replayed"];
           continue;
         }
-        size /= static_cast<uint64_t>(world_size);
+        size /= static_cast<uint64_t>(shares);
       }
       if (size == 0) {
         ++t.not_replayed[std::string(to_string(op.coll)) + ": comm_size 0, not replayed"];
@@ -282,7 +295,9 @@ void save_chakra(const Trace& trace, const std::string& path) {
     uint64_t id = 0;
     double clock = 0;  // start times: compute and collectives back to back
     for (const TraceOp& op : trace.ops) {
-      const uint64_t n = trace.world_size > 0 ? static_cast<uint64_t>(trace.world_size) : 0;
+      const uint64_t n = !op.group.empty()      ? op.group.size()
+                         : trace.world_size > 0 ? static_cast<uint64_t>(trace.world_size)
+                                                : 0;
       const bool per_share = op.coll == Coll::ReduceScatter || op.coll == Coll::Alltoall;
       if (per_share && n == 0)
         fail(path, "ops[" + std::to_string(id) + "]: " + std::string(to_string(op.coll)) +
@@ -320,6 +335,17 @@ void save_chakra(const Trace& trace, const std::string& path) {
         pb::AttributeProto* root = node.add_attr();
         root->set_name("root");
         root->set_int64_val(op.root);
+      }
+      if (!op.group.empty()) {  // pg_name: Chakra's; pg_ranks: collbench's own attribute
+        pb::AttributeProto* pg = node.add_attr();
+        pg->set_name("pg_name");
+        std::string name = op.pg;
+        if (name.empty())
+          for (int r : op.group) name += (name.empty() ? "ranks " : ",") + std::to_string(r);
+        pg->set_string_val(name);
+        pb::AttributeProto* ranks = node.add_attr();
+        ranks->set_name("pg_ranks");
+        for (int r : op.group) ranks->mutable_int64_list()->add_values(r);
       }
       pb::AttributeProto* cpu = node.add_attr();
       cpu->set_name("is_cpu_op");

@@ -230,8 +230,10 @@ struct Call {
   uint64_t elements = 0;  // of the tensor named by CollArgs' count (alltoall: all it sends)
   std::optional<Dtype> dtype;
   int root = 0;
-  int group_size = 0;  // 0: not recorded
-  std::string group;   // "pg 0 (default_pg)"
+  int group_size = 0;      // 0: not recorded
+  std::string group;       // "pg 0 (default_pg)"
+  std::string pg;          // the group's name ("0", "mesh_shard"): TraceOp::pg
+  std::vector<int> ranks;  // the group's ranks of the job, when recorded whole
   std::vector<uint64_t> in_splits;
   bool splits_truncated = false;
   double compute_us = 0;
@@ -267,6 +269,10 @@ class Builder {
     op.start_us = c.start_us;
     op.duration_us = c.duration_us;
     op.comm_size = c.group_size;
+    op.pg = c.pg;
+    op.group = c.ranks;
+    std::sort(op.group.begin(), op.group.end());
+    op.group.erase(std::unique(op.group.begin(), op.group.end()), op.group.end());
     if (coll_is_rooted(op.coll)) op.root = c.root;
     if (op.coll != Coll::Barrier) {
       if (c.elements == 0) {
@@ -345,6 +351,20 @@ int group_size_from_ranks(const json& ranks, std::string_view field, const std::
   bool truncated = false;
   const auto list = int_list(ranks, field, where, truncated);
   return truncated ? 0 : static_cast<int>(list.size());
+}
+
+// A process group's ranks of the job ("[0, 1]" or [0, 1]); empty when shortened ("...").
+std::vector<int> group_ranks(const json& ranks, std::string_view field, const std::string& where) {
+  bool truncated = false;
+  const auto list = int_list(ranks, field, where, truncated);
+  std::vector<int> out;
+  if (truncated) return out;
+  for (uint64_t r : list) {
+    if (r >= (uint64_t{1} << 24))
+      field_error(where, field, "rank " + std::to_string(r) + " too large");
+    out.push_back(static_cast<int>(r));
+  }
+  return out;
 }
 
 // ---- Kineto / Chrome trace ------------------------------------------------------------------
@@ -432,9 +452,17 @@ void param_comms_call(const json& args, Call& c) {
     c.group_size = g->get<int>();
   else if (const json* r = member(args, "Process Group Ranks"))
     c.group_size = group_size_from_ranks(*r, "args.Process Group Ranks", c.where);
+  if (const json* r = member(args, "Process Group Ranks")) {
+    c.ranks = group_ranks(*r, "args.Process Group Ranks", c.where);
+    if (c.group_size > 0 && !c.ranks.empty() && c.ranks.size() != static_cast<size_t>(c.group_size))
+      field_error(c.where, "args.Process Group Ranks",
+                  "has " + std::to_string(c.ranks.size()) + " ranks, \"Group size\" says " +
+                      std::to_string(c.group_size));
+  }
   if (const json* s = member(args, "In split size"))
     c.in_splits = int_list(*s, "args.In split size", c.where, c.splits_truncated);
   if (const json* pg = member(args, "Process Group Name"); pg && pg->is_string()) {
+    c.pg = pg->get<std::string>();
     c.group = "pg " + pg->get<std::string>();
     if (const json* desc = member(args, "Process Group Description"); desc && desc->is_string())
       c.group += " (" + desc->get<std::string>() + ")";
@@ -462,6 +490,15 @@ Trace import_kineto(const json& doc, const std::string& origin) {
         ws && ws->is_number_integer() && ws->get<int64_t>() > 0 && ws->get<int64_t>() < (1 << 24))
       world = ws->get<int>();
   b.trace().world_size = world;
+  // Process groups smaller than the job (distributedInfo.pg_config: HSDP, new_group): a c10d
+  // operator names none, so without record_param_comms such a trace's ops replay on all.
+  int smaller_groups = 0;
+  if (const json* info = member(doc, "distributedInfo"))
+    if (const json* pgs = member(*info, "pg_config"); pgs && pgs->is_array())
+      for (const json& pg : *pgs)
+        if (const json* size = member(pg, "pg_size");
+            size && size->is_number_integer() && world > 0 && size->get<int64_t>() < world)
+          ++smaller_groups;
 
   std::vector<Event> comms, c10d, steps;
   DtypeQueue backend_dtypes;
@@ -513,6 +550,10 @@ Trace import_kineto(const json& doc, const std::string& origin) {
       c.name = ev.e->at("name").get<std::string>();
       const C10dArgs* a = find_c10d_args(c.name);
       c.group_size = world;
+      if (smaller_groups > 0)
+        b.note(name_key(c.name) + ": process group not recorded (the job has " +
+               std::to_string(smaller_groups) +
+               " smaller than it; a c10d operator names none), replayed on all ranks");
       if (a && a->count_arg >= 0) {
         const json* dims = member(*args, "Input Dims");
         if (!dims)
@@ -627,6 +668,7 @@ Trace import_flight_recorder(const json& doc, const std::string& origin) {
     field_error(origin, "entries", "must be an array (got " + shown(entries) + ")");
   // Group sizes: pg_config maps a group's name to its ranks ("[0, 1]").
   std::map<std::string, int> group_sizes;
+  std::map<std::string, std::vector<int>> group_members;  // by the key and "name" alike
   if (const json* pgs = member(doc, "pg_config"); pgs && pgs->is_object())
     for (const auto& [key, pg] : pgs->items()) {
       const json* ranks = member(pg, "ranks");
@@ -634,8 +676,13 @@ Trace import_flight_recorder(const json& doc, const std::string& origin) {
       const int size =
           group_size_from_ranks(*ranks, "pg_config.ranks", origin + ": pg_config[" + key + "]");
       group_sizes[key] = size;
-      if (const json* name = member(pg, "name"); name && name->is_string())
+      const std::vector<int> members =
+          group_ranks(*ranks, "pg_config.ranks", origin + ": pg_config[" + key + "]");
+      group_members[key] = members;
+      if (const json* name = member(pg, "name"); name && name->is_string()) {
         group_sizes[name->get<std::string>()] = size;
+        group_members[name->get<std::string>()] = members;
+      }
     }
   Builder b(origin, "flight_recorder:" + origin);
   double prev_created = -1;
@@ -674,6 +721,11 @@ Trace import_flight_recorder(const json& doc, const std::string& origin) {
     if (const json* pg = member(e, "process_group");
         pg && pg->is_array() && !pg->empty() && (*pg)[0].is_string()) {
       const std::string pg_name = (*pg)[0].get<std::string>();
+      c.pg = pg_name;
+      // Only pg_config's entry of that name gives the ranks (torch 2.15's Gloo dump lists
+      // one nameless group, whatever the groups: a folder of dumps tells them, §9).
+      if (const auto m = group_members.find(pg_name); m != group_members.end() && !pg_name.empty())
+        c.ranks = m->second;
       c.group = "pg " + pg_name;
       if (pg->size() > 1 && (*pg)[1].is_string())
         c.group += " (" + (*pg)[1].get<std::string>() + ")";
@@ -697,6 +749,153 @@ Trace import_flight_recorder(const json& doc, const std::string& origin) {
   }
   return b.finish(origin, "flight recorder dump");
 }
+
+namespace {
+
+Trace name_folder(Trace t, const std::string& path, int rank, int n) {
+  namespace fs = std::filesystem;
+  t.source = t.source.substr(0, t.source.find(':') + 1) + path + " (rank " + std::to_string(rank) +
+             " of " + std::to_string(n) + ")";
+  fs::path folder = fs::path(path).lexically_normal();
+  if (folder.filename().empty()) folder = folder.parent_path();  // "dir/"
+  t.name = folder.filename().string();
+  return t;
+}
+
+std::string describe_op(const TraceOp& o) {
+  return o.name + ", " + std::to_string(o.count) + " x " + std::string(to_string(o.dtype));
+}
+
+// A folder whose ranks ran collectives on process groups smaller than the job (each op's
+// `pg`, named alike on every rank as c10d names them): the group of a name is the ranks
+// whose files use it (or the ranks the files give), and the ops of all files merged into
+// one order that keeps every rank's own order (the k-th op on a group of each member is one
+// collective). Ranks not in an op's group replay it as a skip (its compute_us 0). Returns
+// an empty trace when every op is on a group of every rank (the plain check applies).
+Trace merge_groups(const std::vector<Trace>& traces, const std::map<int, std::string>& files,
+                   int me, const std::string& path) {
+  const int n = static_cast<int>(traces.size());
+  std::map<std::string, std::vector<int>> members;  // pg -> ranks using it (increasing)
+  for (int r = 0; r < n; ++r)
+    for (const TraceOp& op : traces[static_cast<size_t>(r)].ops) {
+      auto& m = members[op.pg];
+      if (m.empty() || m.back() != r) m.push_back(r);
+    }
+  bool partial = false;
+  for (const auto& [pg, m] : members) partial = partial || static_cast<int>(m.size()) < n;
+  for (const Trace& t : traces)
+    for (const TraceOp& op : t.ops)
+      partial = partial || (!op.group.empty() && static_cast<int>(op.group.size()) < n);
+  if (!partial) return {};
+  // Explicit ranks (record_param_comms' "Process Group Ranks", pg_config) must hold every
+  // rank that used the group; they stand for the group.
+  for (int r = 0; r < n; ++r)
+    for (const TraceOp& op : traces[static_cast<size_t>(r)].ops) {
+      if (op.group.empty()) continue;
+      std::vector<int>& m = members[op.pg];
+      for (int used : m)
+        if (!std::binary_search(op.group.begin(), op.group.end(), used))
+          fail(files.at(used), "uses process group \"" + op.pg + "\", whose ranks (" + files.at(r) +
+                                   ") do not include rank " + std::to_string(used));
+      if (op.group.back() >= n)
+        fail(files.at(r), "process group \"" + op.pg + "\" has rank " +
+                              std::to_string(op.group.back()) + ", the folder " +
+                              std::to_string(n) + " ranks");
+      m = op.group;
+    }
+  // Each rank's ops as (pg, k-th on that pg).
+  using Key = std::pair<std::string, size_t>;
+  std::vector<std::vector<Key>> seq(static_cast<size_t>(n));
+  std::map<Key, std::vector<const TraceOp*>> by_key;  // per member, in members' order
+  for (int r = 0; r < n; ++r) {
+    std::map<std::string, size_t> k;
+    for (const TraceOp& op : traces[static_cast<size_t>(r)].ops) {
+      const Key key{op.pg, k[op.pg]++};
+      seq[static_cast<size_t>(r)].push_back(key);
+      by_key[key].push_back(&op);
+    }
+  }
+  for (const auto& [key, ops] : by_key) {
+    const std::vector<int>& m = members.at(key.first);
+    if (ops.size() != m.size()) {  // a member issued fewer collectives on the group
+      std::string counts;
+      for (int r : m) {
+        size_t c = 0;
+        for (const TraceOp& op : traces[static_cast<size_t>(r)].ops) c += op.pg == key.first;
+        counts += (counts.empty() ? "" : ", ") + std::string("rank ") + std::to_string(r) + ": " +
+                  std::to_string(c);
+      }
+      fail(path, "process group \"" + key.first +
+                     "\": its ranks issue different numbers of collectives on it (" + counts +
+                     "): the ranks of a group issue the same collectives");
+    }
+    const TraceOp& a = *ops.front();
+    for (size_t i = 1; i < ops.size(); ++i) {
+      const TraceOp& o = *ops[i];
+      const bool uneven_alltoall =
+          a.coll == Coll::Alltoall && o.coll == Coll::Alltoall && a.dtype == o.dtype;
+      if (a.coll != o.coll || a.dtype != o.dtype || a.root != o.root ||
+          (a.count != o.count && !uneven_alltoall))
+        fail(files.at(m[i]), "collective " + std::to_string(key.second) + " on process group \"" +
+                                 key.first + "\" (" + describe_op(o) + ") differs from rank " +
+                                 std::to_string(m[0]) + "'s (" + describe_op(a) + ")");
+    }
+  }
+  // Merge: an op is next once it is next on every member; the lowest rank's goes first.
+  Trace out;
+  const Trace& mine = traces[static_cast<size_t>(me)];
+  out.name = mine.name;
+  out.source = mine.source;
+  out.not_replayed = mine.not_replayed;
+  std::vector<size_t> at(static_cast<size_t>(n), 0);
+  std::vector<size_t> pos_of_me;  // my ops' positions, to copy compute_us
+  int iteration = 0;
+  for (;;) {
+    bool done = true, moved = false;
+    for (int r = 0; r < n && !moved; ++r) {
+      const auto& s = seq[static_cast<size_t>(r)];
+      if (at[static_cast<size_t>(r)] == s.size()) continue;
+      done = false;
+      const Key& key = s[at[static_cast<size_t>(r)]];
+      const std::vector<int>& m = members.at(key.first);
+      bool ready = true;
+      for (int q : m)
+        ready = ready && at[static_cast<size_t>(q)] < seq[static_cast<size_t>(q)].size() &&
+                seq[static_cast<size_t>(q)][at[static_cast<size_t>(q)]] == key;
+      if (!ready) continue;
+      const std::vector<const TraceOp*>& ops = by_key.at(key);
+      const auto me_at = std::find(m.begin(), m.end(), me);
+      TraceOp op = me_at != m.end() ? *ops[static_cast<size_t>(me_at - m.begin())] : *ops[0];
+      if (me_at == m.end()) op.compute_us = 0;  // skipped here
+      op.count = 0;
+      for (const TraceOp* o : ops) op.count = std::max(op.count, o->count);  // uneven alltoall
+      for (const TraceOp* o : ops) iteration = std::max(iteration, o->iteration);
+      op.iteration = iteration;  // the same on every rank: the steps end together
+      op.group = static_cast<int>(m.size()) < n ? m : std::vector<int>{};
+      op.comm_size = static_cast<int>(m.size());
+      if (out.ops.size() == kMaxTraceOps)
+        fail(path, "more than " + std::to_string(kMaxTraceOps) + " operations");
+      out.ops.push_back(std::move(op));
+      for (int q : m) ++at[static_cast<size_t>(q)];
+      moved = true;
+    }
+    if (done) break;
+    if (!moved) {
+      std::string heads;
+      for (int r = 0; r < n; ++r) {
+        const auto& s = seq[static_cast<size_t>(r)];
+        if (at[static_cast<size_t>(r)] < s.size())
+          heads += (heads.empty() ? "" : "; ") + std::string("rank ") + std::to_string(r) +
+                   " waits on process group \"" + s[at[static_cast<size_t>(r)]].first +
+                   "\" (collective " + std::to_string(s[at[static_cast<size_t>(r)]].second) + ")";
+      }
+      fail(path, "the ranks' orders of collectives on their process groups deadlock: " + heads);
+    }
+  }
+  return out;
+}
+
+}  // namespace
 
 Trace load_trace(const std::string& path, int rank) {
   namespace fs = std::filesystem;
@@ -728,6 +927,10 @@ Trace load_trace(const std::string& path, int rank) {
                    std::to_string(files.rbegin()->first));
   std::vector<Trace> traces;
   for (const auto& [r, file] : files) traces.push_back(load_trace_file(file, n));
+  if (Trace merged = merge_groups(traces, files, rank % n, path); !merged.ops.empty()) {
+    merged.world_size = n;
+    return name_folder(std::move(merged), path, rank % n, n);
+  }
   // Every rank must issue the same collectives, or the replay would hang or mismatch.
   Trace t = traces[static_cast<size_t>(rank % n)];
   for (int r = 0; r < n; ++r) {
@@ -753,12 +956,7 @@ Trace load_trace(const std::string& path, int rank) {
     }
   }
   t.world_size = n;
-  t.source = t.source.substr(0, t.source.find(':') + 1) + path + " (rank " +
-             std::to_string(rank % n) + " of " + std::to_string(n) + ")";
-  fs::path folder = fs::path(path).lexically_normal();
-  if (folder.filename().empty()) folder = folder.parent_path();  // "dir/"
-  t.name = folder.filename().string();
-  return t;
+  return name_folder(std::move(t), path, rank % n, n);
 }
 
 }  // namespace cb::dl

@@ -186,6 +186,33 @@ TEST(ReplayPlanTrace, FusionStopsAtOtherCollectivesAndNonSumReductions) {
   EXPECT_EQ(plan_trace(t, parse_fusion("ddp"), parse_compute("none")).messages.size(), 5u);
 }
 
+TEST(ReplayPlanTrace, ProcessGroupsStopFusionAndSizeTheBuffers) {
+  Trace t;
+  t.world_size = 4;
+  t.ops = {op(Coll::Allreduce, 100), op(Coll::Allreduce, 100), op(Coll::Allreduce, 100),
+           op(Coll::Allgather, 10),  op(Coll::Allreduce, 100), op(Coll::Allreduce, 100)};
+  t.ops[1].group = t.ops[2].group = t.ops[3].group = {0, 1};
+  t.ops[4].group = {0, 1, 2, 3};  // every rank of the job: no sub-communicator
+  t.ops[5].group = {2, 3};
+  const ReplayPlan p = plan_trace(t, parse_fusion("horovod"), parse_compute("none"));
+  ASSERT_EQ(p.groups, (std::vector<std::vector<int>>{{0, 1}, {2, 3}}));
+  ASSERT_EQ(p.messages.size(), 5u);  // 0 | 1+2 | allgather | 4 | 5
+  EXPECT_EQ(p.messages[0].group, -1);
+  EXPECT_EQ(p.messages[1].group, 0);
+  EXPECT_EQ(p.messages[1].members, 2u);
+  EXPECT_EQ(p.messages[2].group, 0);
+  EXPECT_EQ(p.messages[3].group, -1);
+  EXPECT_EQ(p.messages[4].group, 1);
+  EXPECT_EQ(p.ranks_of(p.messages[2], 4), 2);
+  // The allgather receives from its group's 2 ranks, not the 4 of the job.
+  EXPECT_EQ(share_buffers(p, 4).bytes.size(), 5u);
+  EXPECT_EQ(share_buffers(p, 4).bytes[2], (10u + 20u) * 4);
+  // Exported, the groups stay.
+  const Trace back = to_trace(p, "t", "test");
+  EXPECT_EQ(back.ops[2].group, (std::vector<int>{0, 1}));
+  EXPECT_TRUE(back.ops[3].group.empty());
+}
+
 TEST(ReplayPlanTrace, PerMiBComputeOnlyBeforeGradients) {
   Trace t;
   t.ops = {op(Coll::Allreduce, 1 << 18, 99), op(Coll::Alltoall, 1 << 18, 99)};  // 1 MiB each

@@ -4,8 +4,10 @@
 // the errors of bad input.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <map>
 #include <set>
 
 #include "dl_patterns/trace.hpp"
@@ -226,7 +228,10 @@ TEST(TraceTorch, KinetoRecordParamComms) {
   EXPECT_EQ(t.ops[1].count, 1024u);    // what each rank receives
   EXPECT_EQ(t.ops[1].compute_us, 40);  // from the end of the previous one (110)
   EXPECT_EQ(t.ops[2].coll, Coll::Allgather);
-  EXPECT_EQ(t.ops[2].comm_size, 2);  // a sub-group: noted by the replay
+  EXPECT_EQ(t.ops[2].comm_size, 2);  // a sub-group: replayed on its ranks
+  EXPECT_EQ(t.ops[2].group, (std::vector<int>{0, 2}));
+  EXPECT_EQ(t.ops[2].pg, "3");
+  EXPECT_EQ(t.ops[0].group, (std::vector<int>{0, 1, 2, 3}));
   EXPECT_EQ(t.ops[2].name, "allgather_into_tensor_coalesced on pg 3 (dp_shard) seq 1");
   EXPECT_EQ(t.ops[3].coll, Coll::Alltoall);
   EXPECT_EQ(t.ops[3].count, 1024u);      // uneven: the mean per-peer count
@@ -241,6 +246,123 @@ TEST(TraceTorch, KinetoRecordParamComms) {
       {"recv: point-to-point, not replayed (cb_replay pairs no sends)", 1},
       {"send: point-to-point, not replayed (cb_replay pairs no sends)", 1}};
   EXPECT_EQ(t.not_replayed, expected);
+}
+
+// HSDP (FSDP2 on a 2x2 mesh, torch 2.15, 4 ranks): every collective on a group of 2 ranks.
+// The dumps name each entry's group; the groups' ranks come from which files use a name.
+TEST(TraceTorch, FolderWithProcessGroups) {
+  std::vector<Trace> ranks;
+  for (int r = 0; r < 4; ++r) ranks.push_back(load_trace(torch_data("hsdp-w4/fr"), r));
+  const std::vector<std::vector<int>> groups = {{0, 1}, {2, 3}, {0, 2}, {1, 3}};
+  std::map<std::vector<int>, size_t> per_group;
+  for (const Trace& t : ranks) {
+    EXPECT_EQ(t.world_size, 4);
+    ASSERT_EQ(t.ops.size(), ranks[0].ops.size());  // one merged order on every rank
+  }
+  for (size_t i = 0; i < ranks[0].ops.size(); ++i) {
+    const TraceOp& op = ranks[0].ops[i];
+    ASSERT_EQ(op.group.size(), 2u) << i;
+    EXPECT_NE(std::find(groups.begin(), groups.end(), op.group), groups.end()) << i;
+    ++per_group[op.group];
+    for (int r = 1; r < 4; ++r) {
+      EXPECT_EQ(ranks[r].ops[i].group, op.group) << i;
+      EXPECT_EQ(ranks[r].ops[i].count, op.count) << i;
+      EXPECT_EQ(ranks[r].ops[i].iteration, op.iteration) << i;
+    }
+    for (int r = 0; r < 4; ++r) {  // a rank outside the group skips it: no compute of its own
+      if (!std::binary_search(op.group.begin(), op.group.end(), r)) {
+        EXPECT_EQ(ranks[r].ops[i].compute_us, 0) << i;
+      }
+    }
+  }
+  // Each rank's own ops stay in its order, and each shard group has the same collectives.
+  EXPECT_EQ(per_group[groups[0]], per_group[groups[1]]);
+  EXPECT_EQ(per_group[groups[2]], per_group[groups[3]]);
+  EXPECT_GT(per_group[groups[2]], 0u);
+  const Trace own = load_trace(torch_data("hsdp-w4/fr/rank2.json"));
+  std::vector<size_t> mine;
+  for (const TraceOp& op : ranks[2].ops)
+    if (std::binary_search(op.group.begin(), op.group.end(), 2)) mine.push_back(op.count);
+  ASSERT_EQ(mine.size(), own.ops.size());
+  for (size_t i = 0; i < mine.size(); ++i) EXPECT_EQ(mine[i], own.ops[i].count) << i;
+  // collbench JSON keeps the groups ("group": ranks), and rejects bad ones.
+  TempFile saved("groups.json", "");
+  save_trace(ranks[0], saved.path());
+  const Trace back = load_trace(saved.path());
+  for (size_t i = 0; i < back.ops.size(); ++i) EXPECT_EQ(back.ops[i].group, ranks[0].ops[i].group);
+  json doc = read_json(saved.path());
+  doc["ops"][0]["group"] = {1, 0};
+  EXPECT_NE(trace_error([&] {
+              parse_trace_json(doc, "g.json");
+            }).find("field \"group\": ranks must increase"),
+            std::string::npos);
+  doc["ops"][0]["group"] = {0, 4};
+  EXPECT_NE(trace_error([&] {
+              parse_trace_json(doc, "g.json");
+            }).find("rank 4 is not below world_size 4"),
+            std::string::npos);
+
+  // A group's ranks that disagree, and orders that cannot be merged, are refused.
+  const std::string dir =
+      std::filesystem::temp_directory_path() / ("cb_groups_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const auto entry = [](const std::string& pg, int n) {
+    return json{{"profiling_name", "gloo:all_reduce"},
+                {"input_sizes", {{n}}},
+                {"input_dtypes", {"Float"}},
+                {"process_group", {pg, ""}}};
+  };
+  const auto dump = [&](int rank, json entries) {
+    std::ofstream(dir + "/rank" + std::to_string(rank) + ".json")
+        << json{{"version", "2.10"}, {"entries", entries}}.dump();
+  };
+  dump(0, {entry("1", 8), entry("2", 8)});
+  dump(1, {entry("1", 8)});
+  dump(2, {entry("2", 8)});
+  EXPECT_EQ(load_trace(dir, 1).ops.size(), 2u);  // [0, 1] then [0, 2]
+  EXPECT_EQ(load_trace(dir, 1).ops[1].group, (std::vector<int>{0, 2}));
+  dump(2, {entry("2", 16)});
+  EXPECT_NE(
+      trace_error([&] { load_trace(dir, 0); })
+          .find("collective 0 on process group \"2\" (gloo:all_reduce on pg 2 (), 16 x float) "
+                "differs from rank 0's"),
+      std::string::npos)
+      << trace_error([&] { load_trace(dir, 0); });
+  dump(0, {entry("2", 8), entry("1", 8)});  // rank 0: [0, 2] first
+  dump(1, {entry("1", 8), entry("3", 8)});  // rank 1: [0, 1] then [1, 2]
+  dump(2, {entry("3", 8), entry("2", 8)});  // rank 2: [1, 2] then [0, 2]: a cycle
+  EXPECT_NE(trace_error([&] {
+              load_trace(dir, 0);
+            }).find("the ranks' orders of collectives on their process groups deadlock"),
+            std::string::npos);
+  dump(2, {entry("3", 8), entry("2", 8), entry("2", 8)});  // rank 0 has one on [0, 2]
+  EXPECT_NE(trace_error([&] {
+              load_trace(dir, 0);
+            }).find("process group \"2\": its ranks issue different numbers of collectives"),
+            std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
+// Gloo's profiler events name no group: a job with smaller groups says so per op.
+TEST(TraceTorch, KinetoWithoutGroupsOfItsOps) {
+  const json doc = {{"distributedInfo",
+                     {{"backend", "gloo"},
+                      {"world_size", 4},
+                      {"pg_config",
+                       {{{"pg_name", "0"}, {"pg_size", 4}, {"ranks", {0, 1, 2, 3}}},
+                        {{"pg_name", "3"}, {"pg_size", 2}, {"ranks", {0, 1}}}}}}},
+                    {"traceEvents",
+                     {{{"ph", "X"},
+                       {"name", "c10d::allreduce_"},
+                       {"ts", 1},
+                       {"dur", 2},
+                       {"args", {{"Input Dims", {{{8}}}}, {"Input type", {"float"}}}}}}}};
+  const Trace t = import_kineto(doc, "gloo.json");
+  ASSERT_EQ(t.ops.size(), 1u);
+  EXPECT_TRUE(t.ops[0].group.empty());
+  EXPECT_EQ(t.not_replayed.begin()->first,
+            "allreduce: process group not recorded (the job has 1 smaller than it; a c10d "
+            "operator names none), replayed on all ranks");
 }
 
 TEST(TraceTorch, BadInputNamesTheFileAndTheField) {
@@ -339,6 +461,20 @@ TEST(TraceChakra, WrittenAndReadBack) {
     EXPECT_EQ(back.ops[i].compute_us, std::round(t.ops[i].compute_us)) << i;  // whole us
   }
   EXPECT_TRUE(back.not_replayed.empty());
+
+  // Process groups: pg_name and collbench's pg_ranks; shares of a group's size.
+  t.ops[2].group = {1, 3};
+  t.ops[2].pg = "7";
+  t.ops[3].group = {0, 1};
+  save_chakra(t, file.path());
+  const Trace grouped = load_trace(file.path());
+  EXPECT_EQ(grouped.ops[2].group, (std::vector<int>{1, 3}));
+  EXPECT_EQ(grouped.ops[2].pg, "7");
+  EXPECT_EQ(grouped.ops[3].pg, "ranks 0,1");
+  EXPECT_EQ(grouped.ops[3].comm_size, 2);
+  EXPECT_EQ(grouped.ops[2].bytes(), t.ops[2].bytes());
+  EXPECT_EQ(grouped.ops[3].bytes(), t.ops[3].bytes());
+  EXPECT_TRUE(grouped.ops[0].group.empty());
 }
 
 TEST(TraceChakra, BadFiles) {

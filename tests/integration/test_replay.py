@@ -117,6 +117,96 @@ def torch_traces_on(env, backend):
     check(res["validation"]["passed"] and res["message_count"] == 54,
           f"fsdp.et on {backend}: {res['message_count']} messages, {res['validation']}")
     check("chakra:" in r.out, f"fsdp.et: header\n{r.out}")
+    groups_on(env, backend)
+
+
+# Chakra's own reader (tests/dl_patterns/chakra): its et_def.proto compiled for Python and
+# its protolib, as Chakra's jsonizer reads a file; collbench's coll -> Chakra's enum name.
+CHAKRA_CHECK = os.path.join(DATA, "..", "chakra", "chakra_reader_check.py")
+CHAKRA_TYPES = {"allreduce": "ALL_REDUCE", "allgather": "ALL_GATHER", "bcast": "BROADCAST",
+                "reduce": "REDUCE", "reduce_scatter": "REDUCE_SCATTER", "alltoall": "ALL_TO_ALL",
+                "barrier": "BARRIER", "gather": "GATHER", "scatter": "SCATTER"}
+
+
+def chakra_python():
+    """A python that imports protobuf (python3-protobuf, scripts/install_deps.sh)."""
+    import sys
+    for py in (sys.executable, "/usr/bin/python3"):
+        if os.path.exists(py) and subprocess.run(
+                [py, "-c", "import google.protobuf"], capture_output=True).returncode == 0:
+            return py
+    raise Failure("no python imports google.protobuf (Chakra's reader needs it): "
+                  "scripts/install_deps.sh installs python3-protobuf")
+
+
+@case('-asan')
+def replay_chakra_reader(env):
+    """cb_replay --export-trace FILE.et read by MLCommons Chakra's own Python reader, not
+    collbench's: the nodes (a COMM_COLL_NODE per message, a COMP_NODE per compute gap,
+    chained by ctrl_deps), comm types, comm sizes and process groups match collbench's JSON
+    export of the same plan. FSDP2's step (compute) and HSDP's (groups of 2 of 4 ranks)."""
+    py = chakra_python()
+    for job, compute in (("fsdp-w2/kineto", "trace"), ("hsdp-w4/fr", "none")):
+        et, js = env.path("x.et"), env.path("x.json")
+        for out in (et, js):
+            env.ok(1, "replay", ["--trace", os.path.join(TORCH, job), "--compute", compute,
+                                 "--export-trace", out])
+        r = subprocess.run([py, CHAKRA_CHECK, et], capture_output=True, text=True, timeout=60)
+        check(r.returncode == 0, f"{job}: Chakra's reader failed: {r.stderr}")
+        read = json.loads(r.stdout)
+        ops = load_json(js)["ops"]
+        world = load_json(js)["world_size"]
+        meta = {a["name"]: a for a in read["metadata"].get("attr", [])}
+        check(read["metadata"]["version"] == "0.0.4" and int(meta["world_size"]["int64Val"]) ==
+              world, f"{job}: metadata {read['metadata']}")
+        comm = [n for n in read["nodes"] if n["type"] == "COMM_COLL_NODE"]
+        comp = [n for n in read["nodes"] if n.get("type") == "COMP_NODE"]
+        check(len(comm) == len(ops) > 0, f"{job}: {len(comm)} COMM_COLL_NODEs, {len(ops)} ops")
+        check(len(comp) == sum(1 for o in ops if o.get("compute_us", 0) > 0),
+              f"{job}: {len(comp)} COMP_NODEs")
+        check(len(read["nodes"]) == len(comm) + len(comp), f"{job}: other node types")
+        for prev, n in zip(read["nodes"], read["nodes"][1:]):  # one chain of control deps
+            check(n.get("ctrlDeps") == [prev["id"]], f"{job}: {n['id']} deps {n.get('ctrlDeps')}")
+        for i, (n, o) in enumerate(zip(comm, ops)):
+            attrs = {a["name"]: a for a in n["attr"]}
+            check(n["comm_type_name"] == CHAKRA_TYPES[o["coll"]], f"{job} op {i}: {n} vs {o}")
+            group = o.get("group")
+            shares = len(group) if group else world
+            width = {"float": 4, "char": 1, "double": 8, "half": 2, "bfloat16": 2, "int32": 4,
+                     "int64": 8}[o.get("dtype", "float")]
+            size = o.get("count", 0) * width
+            if o["coll"] in ("reduce_scatter", "alltoall"):
+                size *= shares
+            check(int(attrs["comm_size"]["int64Val"]) == size, f"{job} op {i}: {n} vs {o}")
+            ranks = [int(v) for v in attrs.get("pg_ranks", {}).get("int64List", {})
+                     .get("values", [])]
+            check(ranks == (group or []), f"{job} op {i}: pg_ranks {ranks} vs {group}")
+        if job.startswith("hsdp"):
+            check(all(n["attr"][2]["name"] == "pg_name" for n in comm), f"{job}: pg_name")
+
+
+def groups_on(env, backend):
+    """HSDP at 4 ranks (torch 2.15, FSDP2 on a 2x2 mesh; flight recorder dumps): every
+    collective on a process group of 2 ranks, replayed on sub-communicators with validation,
+    and the step's communication reported per group."""
+    job = os.path.join(TORCH, "hsdp-w4", "fr")
+    r, res, _ = replay(env, ["--trace", job, "--compute", "none", "--backend", backend, "-c",
+                             "-i", "1", "-x", "0", "--wait", "yield"], np=4)
+    what = f"hsdp-w4/fr on {backend}"
+    check(res["validation"]["passed"], f"{what}: validation {res['validation']}")
+    groups = res["process_groups"]
+    check(sorted(g["ranks"] for g in groups) == [[0, 1], [0, 2], [1, 3], [2, 3]],
+          f"{what}: groups {groups}")
+    for g in groups:
+        mine = [m for m in res["messages"] if m.get("group") == g["group"]]
+        check(g["size"] == 2 and g["messages_per_step"] == len(mine) > 0, f"{what}: {g}")
+        check(g["bytes_per_step"] == sum(m["bytes"] for m in mine), f"{what}: {g}")
+        check(0 < g["comm_us"] <= g["latency_sum_us"] + 1e-6, f"{what}: {g}")
+        check(f"# Process group {g['ranks']} (2 ranks)"
+              in r.out, f"{what}: no line for {g['ranks']}\n{r.out}")
+    check(all("group" in m for m in res["messages"]), f"{what}: a message on every rank")
+    check("# Process groups: [0, 1], [2, 3], [0, 2], [1, 3]" in r.out, f"{what}:\n{r.out}")
+    check_record(res, nranks=4)
 
 
 @case('-asan')  # the importers run under ASan in replay_torch_traces_engine and the unit tests

@@ -403,6 +403,15 @@ def schemas_every_output(env):
     d.add("cb_replay --export-trace (trace)", exported)
     d.bench(2, "replay", ["--trace", exported, "--compute", "trace", *replay],
             name="replay.trace")
+    # Process groups (messages[].group, process_groups[]): one-rank groups of a 2-rank job.
+    groups = env.path("groups.trace.json")
+    with open(groups, "w") as f:
+        json.dump({"schema": "collbench.trace/1", "world_size": 2, "ops": [
+            {"coll": "allreduce", "count": 64, "group": [0]},
+            {"coll": "allgather", "count": 16, "group": [1]},
+            {"coll": "allreduce", "count": 32}]}, f)
+    d.add("trace with process groups", groups)
+    d.bench(2, "replay", ["--trace", groups, *replay, "-c"], name="replay.groups")
 
     # The recorder (libcb_record.so): the test application of the replay tests where it is
     # built, else a benchmark.
