@@ -214,7 +214,8 @@ for app in $apps; do
       exit 2
     }
     gunzip -c "$src" >"$out/hdf5/ph5example.c"
-    h5pcc.mpich -O2 -o "$out/hdf5/ph5example" "$out/hdf5/ph5example.c" 2>"$out/hdf5/build.log" ||
+    # In its own folder: h5pcc leaves ph5example.o in the working directory.
+    (cd "$out/hdf5" && h5pcc.mpich -O2 -o ph5example ph5example.c) 2>"$out/hdf5/build.log" ||
       { echo "ph5example does not build: $out/hdf5/build.log" >&2; exit 2; }
     h5files() {  # the files of the run whose logs are $1.*: h5dump's text, compared
       local base=$1 verdict=$2 f d
