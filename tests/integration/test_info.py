@@ -63,8 +63,10 @@ def check_floors(info, nranks):
     floors as the counts and the rule say (cbfloors.py computes the same)."""
     f = info["floors"]
     check(f["mode"] == "quick" and "error" not in f, f"floors {f.get('mode')}: {f.get('error')}")
+    # A guard against a runaway measurement, not a timing: quick takes 1-2 s on a quiet
+    # 2-core VM and several times that when other cases share the cores (ctest -j2).
     if not info["environment"]["collbench"].get("sanitize"):
-        check(f["seconds"] < 4, f"quick floors took {f['seconds']:.2f} s")
+        check(f["seconds"] < 20, f"quick floors took {f['seconds']:.2f} s")
     h = f["handoff"]
     binding = info["environment"]["binding"]["cpus_per_rank"]
     if nranks == 2 and all(re.fullmatch(r"\d+", c) for c in binding) and binding[0] != binding[1]:
