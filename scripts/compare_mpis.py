@@ -83,11 +83,12 @@ def run_documents(out):
     return texts
 
 
-def load(out, run=None, bindings=None):
+def load(out, run=None, bindings=None, read=None):
     """coll -> series -> bytes -> pass -> (latency us, busbw GB/s or None); series -> library
     string. With run.json, only the files of its runs that succeeded (a file left from an
     earlier run in the same folder is not mixed in). bindings, a dict, gets series -> the
-    set of binding_text() its runs had."""
+    set of binding_text() its runs had; read, a dict, gets "revisions" (the git revisions the
+    documents measured) and "documents" (how many were read)."""
     data, libs = {}, {}
     wanted = None
     if run is not None:
@@ -102,6 +103,10 @@ def load(out, run=None, bindings=None):
         mpi = doc.get("environment", {}).get("mpi", {})
         libs[series] = " ".join(str(x) for x in (mpi.get("implementation"), mpi.get("version"))
                                 if x) or mpi.get("library", "")
+        if read is not None:
+            read.setdefault("revisions", set()).add(
+                doc.get("environment", {}).get("collbench", {}).get("git_revision"))
+            read["documents"] = read.get("documents", 0) + 1
         if bindings is not None:
             bindings.setdefault(series, set()).add(
                 binding_text(doc.get("environment", {}).get("binding")))

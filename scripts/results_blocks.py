@@ -169,7 +169,8 @@ def replay(folder, rows):
 
 def compare(folder, series, colls=None):
     run = compare_mpis.load_run(folder)
-    data, _ = compare_mpis.load(folder, run)
+    read = {}
+    data, _ = compare_mpis.load(folder, run, read=read)
     if not data:
         raise BlockError(f"no compare_mpis.sh output in {os.path.relpath(folder, RESULTS)}")
     lines = []
@@ -206,12 +207,9 @@ def compare(folder, series, colls=None):
                           + (f"; **slower** at {at('slower')}" if verdicts.get("slower") else "")
                           + (f"; indistinguishable at {at('indistinguishable')}"
                              if verdicts.get("indistinguishable") else ""))
-    # The runs' documents, loose or packed in raw.tar.xz: the revisions they measured.
-    texts = [t for p, t in compare_mpis.run_documents(folder)
-             if compare_mpis.NAME.match(os.path.basename(p))]
-    revs = {json.loads(t).get("environment", {}).get("collbench", {}).get("git_revision")
-            for t in texts}
-    return lines + ["", *behind], {"revisions": revs - {None}, "documents": len(texts)}
+    # The documents load() read (loose or packed in raw.tar.xz), parsed once there.
+    return lines + ["", *behind], {"revisions": read["revisions"] - {None},
+                                   "documents": read["documents"]}
 
 
 def omb(folder, bands):
