@@ -22,8 +22,8 @@ using nlohmann::json;
 
 constexpr std::string_view kTopFields[] = {"schema", "name", "source", "world_size", "ops"};
 constexpr std::string_view kOpFields[] = {
-    "coll",       "bytes",     "count",    "dtype",       "op",        "root", "name",
-    "compute_us", "iteration", "start_us", "duration_us", "comm_size", "group"};
+    "coll",       "bytes",     "count",    "dtype",       "op",        "root",  "name",
+    "compute_us", "iteration", "start_us", "duration_us", "comm_size", "group", "pg"};
 constexpr std::string_view kCollChoices =
     "allreduce, bcast, alltoall, allgather, reduce_scatter, reduce, barrier, alltoallv";
 
@@ -160,6 +160,10 @@ TraceOp parse_op_record(const json& rec, const std::string& where, int world_siz
       field_error(where, "root",
                   "must be below the group's size " + std::to_string(op.group.size()));
   }
+  if (rec.contains("pg")) {
+    op.pg = string_field(rec, "pg", where);
+    if (op.pg.empty()) field_error(where, "pg", "must be a non-empty name (absent: none)");
+  }
   return op;
 }
 
@@ -181,6 +185,7 @@ Json op_to(const TraceOp& op, bool with_iteration) {
   if (op.duration_us) j["duration_us"] = *op.duration_us;
   if (op.comm_size > 0) j["comm_size"] = op.comm_size;
   if (!op.group.empty()) j["group"] = op.group;
+  if (!op.pg.empty()) j["pg"] = op.pg;
   return j;
 }
 

@@ -85,6 +85,12 @@ Trace rich_trace() {
            {Coll::Alltoall, 3, Dtype::Char, Op::Sum, 0, "emb \"a2a\"", 0, 1},
            {Coll::ReduceScatter, 9, Dtype::Int32, Op::Prod, 0, "", 1e-3, 1},
            {Coll::Bcast, 1, Dtype::Half, Op::Sum, 7, "", 0, 2}};
+  // Every informational field too: a field the writer forgets is lost by --export-trace.
+  t.ops[0].start_us = 12.5;
+  t.ops[0].duration_us = 3;
+  t.ops[0].comm_size = 4;
+  t.ops[0].group = {0, 2, 5, 7};
+  t.ops[0].pg = "mesh_shard";
   return t;
 }
 
