@@ -40,6 +40,9 @@ END = "<!-- END results -->"
 
 # (folder under results/, kind, title). Newest first.
 REFERENCES = [
+    ("vm-20261127/mpis", "compare_mpis",
+     "The engine and the drop-in against MPICH 4.0.2, MPICH 5.0.2 and Open MPI 5.0.11, with "
+     "the method"),
     ("vm-20261127/verdict-check-launches-r2", "verdict_check",
      "Do verdicts survive drift, with the launch as the unit? The same check again, 4 hours on"),
     ("vm-20261127/verdict-check-launches", "verdict_check",

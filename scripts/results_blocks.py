@@ -286,6 +286,9 @@ BLOCKS = {
     "vm-20261127/README.md": {
         "omb": ("omb", {"folder": "omb-compare",
                         "bands": [(1, 2 * KiB), (4 * KiB, 64 * KiB), (128 * KiB, 4 * MiB)]}),
+        "mpis": ("compare", {"folder": "mpis",
+                             "series": ["engine-mpich4", "engine-plain-mpich4", "preload-mpich4",
+                                        "preload-mpich5", "preload-openmpi5"]}),
     },
     "vm-20261125/issue28/README.md": {
         "bands": ("ratios", {"rows": [(c, f"{c}.engine.r2.json", f"{c}.mpi.r2.json") for c in
