@@ -10,9 +10,10 @@
 # engine-plain-MPI: --alloc plain; built against CB_ENGINE_MPIS, default the first MPI: its
 # shared-memory paths do not go through MPI) and the engine under an unmodified program
 # (preload-MPI: cb_<coll> --backend mpi with LD_PRELOAD=libcb_engine_preload.so) on every
-# MPI. For each collective (CB_COLLS, default allreduce bcast alltoall allgather
-# reduce_scatter), size range (a chunk: CB_CHUNKS, default "4:16K 32K:1M 2M:64M"; alltoall,
-# per peer, CB_CHUNKS_ALLTOALL, default "4:16K 32K:1M 2M:16M"; CB_SIZES: one chunk) and
+# MPI (CB_COMPARE_KINDS: which of these four kinds run, default all; mpi always). For each
+# collective (CB_COLLS, default allreduce bcast alltoall allgather reduce_scatter), size
+# range (a chunk: CB_CHUNKS, default "4:16K 32K:1M 2M:64M"; alltoall, per peer,
+# CB_CHUNKS_ALLTOALL, default "4:16K 32K:1M 2M:16M"; CB_SIZES: one chunk) and
 # pass (CB_PASSES, default 10: 6 at least for a 95 % interval, docs/statistics.md), one
 # round runs every series once, in an order shuffled anew for every round (bash's RANDOM
 # seeded with CB_SEED; by default a random seed, printed and recorded: CB_SEED=N repeats
@@ -40,6 +41,14 @@
 # status "dry run"; what tests/scripts/test_compare_mpis.py checks). Every library is
 # launched as its users would (CB_MPIRUN_AS_USERS=1 in scripts/mpirun_compat.sh: Open
 # MPI's default binding, hydra's -bind-to core when the ranks fit the cores).
+# Across hosts (docs/cluster.md, "The engine against the libraries across a link"):
+# CB_HOSTFILE=FILE and CB_PPN=N (ranks per host), as the main job takes them
+# (scripts/launch.sh: hydra -f FILE -ppn N, Open MPI --hostfile FILE --map-by ppr:N:node),
+# put every run's ranks on those hosts; CB_NP (default 2) is the ranks of every run, on one
+# host as across hosts. With a hosts file, cb_info runs under the launcher (info.json lists
+# the hosts; its floors are off: the memory floors of one machine do not bound a network),
+# cb_copybw not at all, and run.json records the hosts, ranks per host and the line rate
+# (CB_LINE_RATE_GBPS, from scripts/cluster.sh's env). Without CB_HOSTFILE nothing changes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:?usage: scripts/compare_mpis.sh OUTDIR [cb options]}
@@ -54,7 +63,29 @@ seed=${CB_SEED:-$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')}
 [[ $seed =~ ^[0-9]+$ ]] ||
   { echo "compare_mpis: CB_SEED must be a number (got '$seed')" >&2; exit 2; }
 iters_large=${CB_ITERS_LARGE:-20}
+np=${CB_NP:-2}
+[[ $np =~ ^[1-9][0-9]*$ ]] ||
+  { echo "compare_mpis: CB_NP must be a whole number, at least 1 (got '$np')" >&2; exit 2; }
+hostfile=${CB_HOSTFILE:-}
+ppn=${CB_PPN:-}
+if [ -n "$hostfile" ]; then
+  [ -r "$hostfile" ] || { echo "compare_mpis: CB_HOSTFILE '$hostfile' cannot be read" >&2; exit 2; }
+  hostfile=$(cd "$(dirname "$hostfile")" && pwd)/$(basename "$hostfile")
+  [ -z "$ppn" ] || [[ $ppn =~ ^[1-9][0-9]*$ ]] ||
+    { echo "compare_mpis: CB_PPN must be a whole number, at least 1 (got '$ppn')" >&2; exit 2; }
+elif [ -n "$ppn" ]; then
+  echo "compare_mpis: CB_PPN (ranks per host) needs CB_HOSTFILE (the hosts)" >&2
+  exit 2
+fi
 engine_mpis=${CB_ENGINE_MPIS:-${mpis%% *}}
+for k in ${CB_COMPARE_KINDS:-mpi}; do
+  case $k in mpi | engine | engine-plain | preload) ;; *)
+    echo "compare_mpis: CB_COMPARE_KINDS takes mpi, engine, engine-plain, preload (got '$k')" >&2
+    exit 2 ;;
+  esac
+done
+[[ " ${CB_COMPARE_KINDS:-mpi} " == *" mpi "* ]] ||
+  { echo "compare_mpis: CB_COMPARE_KINDS must keep mpi (the libraries are the baseline)" >&2; exit 2; }
 targets=${CB_COMPARE_TARGETS:-cb_benchmarks cb_engine_preload}
 iters=(-i 200)  # many short passes: the options given win
 for a in "${extra[@]}"; do
@@ -103,10 +134,34 @@ for mpi in $mpis; do
                echo "${CB_MPIRUN_REAL:-mpirun}")
   RUN[$mpi]=$PWD/scripts/mpirun_compat.sh
 done
+# launch MPI: sets LAUNCH to the arguments after the launcher (scripts/mpirun_compat.sh):
+# `-n NP` on this machine; with CB_HOSTFILE scripts/launch.sh's hosts file and ranks per host
+# for the MPI's own mpirun (its flavour from its name in a dry run, else from --version).
+# shellcheck source=scripts/launch.sh
+source scripts/launch.sh
+launch() {
+  LAUNCH=(-n "$np")
+  [ -n "$hostfile" ] || return 0
+  local flavour=
+  if [ "$dry" = 1 ]; then
+    case $1 in openmpi*) flavour=openmpi ;; *) flavour=hydra ;; esac
+  fi
+  # shellcheck disable=SC2086  # no PPN: the launcher places the ranks
+  MPIRUN=${REAL[$1]} CB_MPIRUN_FLAVOUR=$flavour CB_HOSTFILE=$hostfile cb_launch_cmd "$np" $ppn ||
+    { echo "compare_mpis: no launch across hosts for $1" >&2; exit 2; }
+  LAUNCH=("${CB_LAUNCH[@]:1}")
+}
 first=${mpis%% *}
-[ "$dry" = 1 ] || "${BUILD[$first]}/cb_copybw" -J "$out/copy_bw.json" > "$out/copy_bw.txt"
-# the floors (cache-line hand-off, copy rate per size) the tables and plots show at each size
-[ "$dry" = 1 ] || "${BUILD[$first]}/cb_info" -J "$out/info.json" > "$out/info.txt"
+if [ -z "$hostfile" ]; then
+  [ "$dry" = 1 ] || "${BUILD[$first]}/cb_copybw" -J "$out/copy_bw.json" > "$out/copy_bw.txt"
+  # the floors (cache-line hand-off, copy rate per size) the tables and plots show per size
+  [ "$dry" = 1 ] || "${BUILD[$first]}/cb_info" -J "$out/info.json" > "$out/info.txt"
+elif [ "$dry" != 1 ]; then
+  launch "$first"
+  CB_MPIRUN_REAL="${REAL[$first]}" "${RUN[$first]}" "${LAUNCH[@]}" "${BUILD[$first]}/cb_info" \
+    --floors off -J "$out/info.json" > "$out/info.txt" 2>&1 ||
+    { echo "compare_mpis: cb_info across the hosts failed (see $out/info.txt)" >&2; exit 1; }
+fi
 
 write_run_json() {  # OUTDIR/run.json from the settings and $runs_tsv (complete: true/false)
   local builds=() m
@@ -116,7 +171,8 @@ write_run_json() {  # OUTDIR/run.json from the settings and $runs_tsv (complete:
   CB_J_STARTED=$started CB_J_ITERS="${iters[1]:-}" CB_J_ITERS_LARGE=$iters_large \
   CB_J_BUILDS="${builds[*]}" CB_J_NPROC=$(nproc) CB_J_HOST=$(hostname) \
   CB_J_REUSE=${CB_COMPARE_REUSE:-0} CB_J_SHELL="bash $BASH_VERSION" \
-  CB_J_DRY=$dry \
+  CB_J_DRY=$dry CB_J_NP=$np CB_J_HOSTFILE=$hostfile CB_J_PPN=$ppn \
+  CB_J_RATE=${CB_LINE_RATE_GBPS:-} \
   python3 - "$out" "$runs_tsv" "${extra[@]}" <<'PY'
 import datetime, json, os, sys
 out, tsv, extra = sys.argv[1], sys.argv[2], sys.argv[3:]
@@ -145,7 +201,13 @@ doc = {"schema": "collbench.compare_mpis/1", "script": "scripts/compare_mpis.sh"
        "start": e["CB_J_STARTED"],
        "end": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
        "machine": {"hostname": e["CB_J_HOST"], "nproc": int(e["CB_J_NPROC"])},
-       "shell": e["CB_J_SHELL"], "runs": runs}
+       "shell": e["CB_J_SHELL"], "ranks": int(e["CB_J_NP"]), "runs": runs}
+if e["CB_J_HOSTFILE"]:  # across hosts: the hosts file's lines, ranks per host, line rate
+    with open(e["CB_J_HOSTFILE"]) as f:
+        hosts = [line.split()[0] for line in f if line.split() and not line.startswith("#")]
+    doc["hosts"] = {"hostfile": e["CB_J_HOSTFILE"], "hosts": hosts,
+                    "ranks_per_host": int(e["CB_J_PPN"]) if e["CB_J_PPN"] else None,
+                    "line_rate_gbps": float(e["CB_J_RATE"]) if e["CB_J_RATE"] else None}
 with open(os.path.join(out, "run.json"), "w") as f:
     json.dump(doc, f, indent=1)
     f.write("\n")
@@ -161,10 +223,15 @@ run() {  # run MPI NAME PRELOAD(0/1) BENCH ARGS...
   build=${BUILD[$mpi]}
   local envs=()
   [ "$preload" = 1 ] && envs=(LD_PRELOAD="$PWD/$build/libcb_engine_preload.so")
-  echo "== $name: cb_$bench $*"
+  launch "$mpi"
+  if [ -n "$hostfile" ]; then
+    echo "== $name: ${LAUNCH[*]} cb_$bench $*"
+  else
+    echo "== $name: cb_$bench $*"
+  fi
   [ "$dry" = 1 ] && return 0
-  if ! env CB_MPIRUN_REAL="${REAL[$mpi]}" CB_MPIRUN_AS_USERS=1 "${envs[@]}" "${RUN[$mpi]}" -n 2 \
-      "$build/cb_$bench" -J "$out/$name.json" "$@" > "$out/$name.txt" 2>&1; then
+  if ! env CB_MPIRUN_REAL="${REAL[$mpi]}" CB_MPIRUN_AS_USERS=1 "${envs[@]}" "${RUN[$mpi]}" \
+      "${LAUNCH[@]}" "$build/cb_$bench" -J "$out/$name.json" "$@" > "$out/$name.txt" 2>&1; then
     echo "compare_mpis: $name failed (see $out/$name.txt)" >&2
     tail -5 "$out/$name.txt" >&2
     rm -f "$out/$name.json"
@@ -182,11 +249,18 @@ chunks() {  # chunks COLL: the size ranges, each run by every series back to bac
   fi
 }
 
-# The series of one round, "KIND MPI": each library's own, the engine's, the preload's.
+# The series of one round, "KIND MPI": each library's own, the engine's, the preload's
+# (CB_COMPARE_KINDS, default all four kinds: mpi engine engine-plain preload).
+kinds=" ${CB_COMPARE_KINDS:-mpi engine engine-plain preload} "
 series=()
 for mpi in $mpis; do series+=("mpi $mpi"); done
-for mpi in $engine_mpis; do series+=("engine $mpi" "engine-plain $mpi"); done
-for mpi in $mpis; do series+=("preload $mpi"); done
+for mpi in $engine_mpis; do
+  [[ $kinds == *" engine "* ]] && series+=("engine $mpi")
+  [[ $kinds == *" engine-plain "* ]] && series+=("engine-plain $mpi")
+done
+if [[ $kinds == *" preload "* ]]; then
+  for mpi in $mpis; do series+=("preload $mpi"); done
+fi
 
 RANDOM=$seed  # from here on, the same seed gives the same orders
 for coll in $colls; do

@@ -319,6 +319,57 @@ class ShuffledRounds(unittest.TestCase):
         self.assertNotIn("-i 200", out)
         self.assertIn("--iterations-large 3 -i 5 -x 1", out)
 
+    def hosts_file(self):
+        path = os.path.join(self.tmp.name, "hosts")
+        with open(path, "w") as f:
+            f.write("cb-host1\ncb-host2\n")
+        return path
+
+    def test_across_hosts_every_run_gets_the_hosts_file_and_ranks_per_host(self):
+        hosts = self.hosts_file()
+        run, out = self.plan("a", 11, CB_HOSTFILE=hosts, CB_PPN="1", CB_LINE_RATE_GBPS="1")
+        lines = [x for x in out.splitlines() if x.startswith("== allreduce.")
+                 or x.startswith("== bcast.")]
+        self.assertEqual(len(lines), len(run["runs"]))
+        for line in lines:
+            name, command = line[3:].split(": ", 1)
+            if name.split(".")[1].endswith("openmpi5"):  # the launcher's own options
+                self.assertTrue(command.startswith(
+                    f"--hostfile {hosts} --map-by ppr:1:node -n 2 cb_"), line)
+            else:
+                self.assertTrue(command.startswith(f"-f {hosts} -ppn 1 -n 2 cb_"), line)
+        self.assertEqual(run["hosts"], {"hostfile": hosts, "hosts": ["cb-host1", "cb-host2"],
+                                        "ranks_per_host": 1, "line_rate_gbps": 1.0})
+        self.assertEqual(run["ranks"], 2)
+        run, out = self.plan("b", 11, CB_HOSTFILE=hosts, CB_PPN="2", CB_NP="4")
+        self.assertIn("-f %s -ppn 2 -n 4 cb_allreduce" % hosts, out)
+        self.assertEqual((run["ranks"], run["hosts"]["ranks_per_host"]), (4, 2))
+
+    def test_on_one_host_the_launch_is_unchanged(self):
+        run, out = self.plan("a", 11)
+        names = [x[3:].split(": ", 1) for x in out.splitlines()
+                 if x.startswith("== allreduce.")]
+        self.assertTrue(names and all(c.startswith("cb_allreduce ") for _, c in names))
+        self.assertNotIn("hosts", run)
+        self.assertEqual(run["ranks"], 2)
+
+    def test_bad_cluster_settings_are_refused(self):
+        for env, says in [({"CB_PPN": "1"}, "CB_PPN (ranks per host) needs CB_HOSTFILE"),
+                          ({"CB_HOSTFILE": "/nonexistent/hosts"}, "cannot be read"),
+                          ({"CB_HOSTFILE": self.hosts_file(), "CB_PPN": "0"},
+                           "CB_PPN must be a whole number"),
+                          ({"CB_NP": "two"}, "CB_NP must be a whole number"),
+                          ({"CB_COMPARE_KINDS": "engine"}, "must keep mpi"),
+                          ({"CB_COMPARE_KINDS": "mpi engines"}, "takes mpi, engine")]:
+            with self.assertRaises(AssertionError) as e:
+                self.plan("bad", 11, **env)
+            self.assertIn(says, str(e.exception), env)
+
+    def test_kinds_choose_the_series(self):
+        run, _ = self.plan("a", 11, CB_COMPARE_KINDS="mpi engine")
+        self.assertEqual({r["series"] for r in run["runs"]},
+                         {"mpi-mpich4", "mpi-openmpi5", "engine-mpich4"})
+
     def test_a_random_seed_is_printed_and_recorded(self):
         run, out = self.plan("a", "", CB_SEED="")
         self.assertIn(f"seed {run['seed']} (CB_SEED={run['seed']} repeats the order)", out)
