@@ -15,8 +15,11 @@ int build_operation(Schedule& s, const Algorithm& algo, const CollArgs& args, co
   const bool keep_own_block =
       args.coll == Coll::ReduceScatter && args.in_place && group.rank() != 0 && args.count;
   const size_t block = args.count * dtype_size(args.dtype);
-  std::byte* own =
-      static_cast<std::byte*>(args.recv.ptr) + block * static_cast<size_t>(group.rank());
+  // Only where it is kept: a rooted collective's non-root may have no receive buffer (the
+  // preload's gather, where MPI says it is not significant), and null + offset is undefined.
+  std::byte* own = keep_own_block ? static_cast<std::byte*>(args.recv.ptr) +
+                                        block * static_cast<size_t>(group.rank())
+                                  : nullptr;
   std::byte* saved = keep_own_block ? s.scratch(block) : nullptr;
   if (keep_own_block) {
     s.copy(saved, own, block);

@@ -460,6 +460,15 @@ const engine::Algorithm* CommEngine::choose(const CollArgs& a, std::string* why)
     as_in_place.in_place = true;
     return engine::choose_algorithm(pruned_.at(a.coll), env_algo(a.coll), as_in_place, world_, why);
   }
+  // Gather and scatter: the root's buffer of all blocks and its in-place choice are its own,
+  // and another rank's buffers on the root's side are absent (route.cpp). Chosen from the
+  // block, root and communicator alone (a program's buffers are all private here).
+  if (a.coll == Coll::Gather || a.coll == Coll::Scatter) {
+    CollArgs agreed = a;
+    agreed.in_place = false;
+    agreed.send = agreed.recv = Buf{};
+    return engine::choose_algorithm(pruned_.at(a.coll), env_algo(a.coll), agreed, world_, why);
+  }
   return engine::choose_algorithm(pruned_.at(a.coll), env_algo(a.coll), a, world_, why);
 }
 

@@ -2,10 +2,11 @@
 // MPI profiling interface (docs/preload.md).
 //   LD_PRELOAD=build/libcb_engine_preload.so mpirun -n N ./app
 // MPI_Allreduce, MPI_Bcast, MPI_Alltoall, MPI_Reduce, MPI_Allgather,
-// MPI_Reduce_scatter_block, MPI_Barrier and their non-blocking forms go to the engine of
-// their communicator when route.hpp says the engine can run them; everything else goes
-// to the PMPI_ call unchanged. MPI_Wait*/MPI_Test* advance the engine's non-blocking
-// operations while any is in flight. Exceptions never leave these C functions.
+// MPI_Reduce_scatter_block, MPI_Gather, MPI_Scatter, MPI_Barrier and their non-blocking
+// forms go to the engine of their communicator when route.hpp says the engine can run
+// them; everything else goes to the PMPI_ call unchanged. MPI_Wait*/MPI_Test* advance the
+// engine's non-blocking operations while any is in flight. Exceptions never leave these C
+// functions.
 #include <fcntl.h>
 #include <mpi.h>
 #include <unistd.h>
@@ -30,7 +31,8 @@ namespace {
 // clang-format off
 #define CB_ROUTED_FUNCTIONS(X) \
   X(Allreduce) X(Bcast) X(Alltoall) X(Reduce) X(Allgather) X(Reduce_scatter_block) \
-  X(Iallreduce) X(Ibcast) X(Ialltoall) X(Ireduce) X(Iallgather) X(Ireduce_scatter_block)
+  X(Iallreduce) X(Ibcast) X(Ialltoall) X(Ireduce) X(Iallgather) X(Ireduce_scatter_block) \
+  X(Gather) X(Scatter) X(Igather) X(Iscatter)
 enum Fn : int {
 #define CB_FN(name) k##name, k##name##_c,
   CB_ROUTED_FUNCTIONS(CB_FN)
@@ -58,6 +60,7 @@ std::array<Counts, kFnCount> g_stats;
 
 struct Signature;
 size_t call_bytes(Fn fn, const Signature& sig);
+size_t rooted_bytes(bool gather, const Signature& sig);
 
 void count_engine(Fn fn, const Signature& sig) {
   if (!settings().verbose) return;
@@ -70,7 +73,8 @@ void count_pass(Fn fn, const std::string& reason, const Signature& sig) {
   if (!settings().verbose) return;
   // An invalid handle or count is MPI's to report: no bytes asked of it.
   const bool valid = reason != "invalid communicator" && reason != "invalid datatype" &&
-                     reason != "invalid count" && reason != "internal error";
+                     reason != "invalid count" && reason != "internal error" &&
+                     reason != "MPI_IN_PLACE at a non-root";
   const size_t bytes = valid ? call_bytes(fn, sig) : 0;
   std::lock_guard lock(g_stats_mu);
   ++g_stats[fn].passed;
@@ -230,10 +234,14 @@ Signature exchange_signature(MPI_Comm c, MPI_Count sn, MPI_Datatype st, MPI_Coun
 // The bytes of one call on this rank, for CB_PRELOAD_VERBOSE: the data it reduces or moves
 // here as its type signature counts them (count x MPI_Type_size, the same for the engine and
 // MPI): a reduction's input (reduce_scatter_block's n blocks), a bcast's buffer, the n
-// blocks an alltoall or allgather receives; 0 for a barrier. Only asked in verbose mode.
+// blocks an alltoall or allgather receives, the n blocks a gather's root receives or a
+// scatter's root sends (another rank's one block); 0 for a barrier. Only asked in verbose
+// mode.
 size_t call_bytes(Fn fn, const Signature& sig) {
   if (fn >= kBarrier || sig.comm == MPI_COMM_NULL) return 0;
   const int base = fn & ~1;  // the int form; k<Name>_c follows k<Name>
+  if (base == kGather || base == kIgather || base == kScatter || base == kIscatter)
+    return rooted_bytes(base == kGather || base == kIgather, sig);
   const bool exchange =
       base == kAlltoall || base == kAllgather || base == kIalltoall || base == kIallgather;
   const MPI_Count count = exchange ? sig.count2 : sig.count;
@@ -249,6 +257,30 @@ size_t call_bytes(Fn fn, const Signature& sig) {
     blocks = static_cast<size_t>(n);
   }
   return blocks * static_cast<size_t>(count) * static_cast<size_t>(size);
+}
+
+// A gather's or scatter's bytes (call_bytes): only the root's side of all blocks is
+// significant at the root, and only a rank's own block elsewhere (the other side may be
+// anything there: never asked). Intercommunicators (roots MPI_ROOT, MPI_PROC_NULL, ...),
+// which pass through, are not counted.
+size_t rooted_bytes(bool gather, const Signature& sig) {
+  int inter = 0, rank = 0, n = 1;
+  if (PMPI_Comm_test_inter(sig.comm, &inter) != MPI_SUCCESS || inter) return 0;
+  PMPI_Comm_rank(sig.comm, &rank);
+  PMPI_Comm_size(sig.comm, &n);
+  if (sig.root < 0 || sig.root >= n) return 0;
+  const bool at_root = rank == sig.root;
+  // Gather: send side (count, type) on every rank, receive side (count2, type2) at the
+  // root; scatter the other way round.
+  const bool second = gather == at_root;
+  const MPI_Count count = second ? sig.count2 : sig.count;
+  const MPI_Datatype type = second ? sig.type2 : sig.type;
+  int size = 0;
+  if (count <= 0 || type == MPI_DATATYPE_NULL || PMPI_Type_size(type, &size) != MPI_SUCCESS ||
+      size <= 0)
+    return 0;
+  return (at_root ? static_cast<size_t>(n) : 1) * static_cast<size_t>(count) *
+         static_cast<size_t>(size);
 }
 
 // Per function, the last signature the tuning table handed to the MPI library, per thread.
@@ -476,6 +508,22 @@ struct Lib;
                           MPI_Comm c, MPI_Request* q) {                                         \
       return PMPI_Iallgather##SFX(s, sn, st, r, rn, rt, c, q);                                  \
     }                                                                                           \
+    static int gather(const void* s, C sn, MPI_Datatype st, void* r, C rn, MPI_Datatype rt,     \
+                      int root, MPI_Comm c) {                                                   \
+      return PMPI_Gather##SFX(s, sn, st, r, rn, rt, root, c);                                   \
+    }                                                                                           \
+    static int igather(const void* s, C sn, MPI_Datatype st, void* r, C rn, MPI_Datatype rt,    \
+                       int root, MPI_Comm c, MPI_Request* q) {                                  \
+      return PMPI_Igather##SFX(s, sn, st, r, rn, rt, root, c, q);                               \
+    }                                                                                           \
+    static int scatter(const void* s, C sn, MPI_Datatype st, void* r, C rn, MPI_Datatype rt,    \
+                       int root, MPI_Comm c) {                                                  \
+      return PMPI_Scatter##SFX(s, sn, st, r, rn, rt, root, c);                                  \
+    }                                                                                           \
+    static int iscatter(const void* s, C sn, MPI_Datatype st, void* r, C rn, MPI_Datatype rt,   \
+                        int root, MPI_Comm c, MPI_Request* q) {                                 \
+      return PMPI_Iscatter##SFX(s, sn, st, r, rn, rt, root, c, q);                              \
+    }                                                                                           \
   };
 CB_LIB(int, )
 #if MPI_VERSION >= 4
@@ -585,6 +633,53 @@ int iexchange(Fn fn, Coll coll, const void* s, C sn, MPI_Datatype st, void* r, C
       [&] { return exchange(coll, s, sn, st, r, rn, rt, c); }, pass);
 }
 
+// Gather and scatter: `coll` picks which. MPI_IN_PLACE is the root's: its sendbuf in a
+// gather, its recvbuf in a scatter.
+template <typename C>
+Signature rooted_signature(Coll coll, MPI_Comm c, C sn, MPI_Datatype st, C rn, MPI_Datatype rt,
+                           int root, const void* s, const void* r) {
+  Signature sig = exchange_signature(c, sn, st, rn, rt, s, r);
+  sig.root = root;
+  sig.in_place = (coll == Coll::Gather ? s : r) == MPI_IN_PLACE;
+  return sig;
+}
+template <typename C>
+int rooted_(Fn fn, Coll coll, const void* s, C sn, MPI_Datatype st, void* r, C rn, MPI_Datatype rt,
+            int root, MPI_Comm c) {
+  const auto pass = [&] {
+    return coll == Coll::Gather ? Lib<C>::gather(s, sn, st, r, rn, rt, root, c)
+                                : Lib<C>::scatter(s, sn, st, r, rn, rt, root, c);
+  };
+  if (inside_engine()) return pass();
+  return blocking(
+      fn, rooted_signature(coll, c, sn, st, rn, rt, root, s, r),
+      [&] {
+        return coll == Coll::Gather ? gather(s, sn, st, r, rn, rt, root, c)
+                                    : scatter(s, sn, st, r, rn, rt, root, c);
+      },
+      pass,
+      [&](MPI_Request* q) {
+        return coll == Coll::Gather ? Lib<C>::igather(s, sn, st, r, rn, rt, root, c, q)
+                                    : Lib<C>::iscatter(s, sn, st, r, rn, rt, root, c, q);
+      });
+}
+template <typename C>
+int irooted(Fn fn, Coll coll, const void* s, C sn, MPI_Datatype st, void* r, C rn, MPI_Datatype rt,
+            int root, MPI_Comm c, MPI_Request* q) {
+  const auto pass = [&] {
+    return coll == Coll::Gather ? Lib<C>::igather(s, sn, st, r, rn, rt, root, c, q)
+                                : Lib<C>::iscatter(s, sn, st, r, rn, rt, root, c, q);
+  };
+  if (inside_engine()) return pass();
+  return nonblocking(
+      fn, rooted_signature(coll, c, sn, st, rn, rt, root, s, r), q,
+      [&] {
+        return coll == Coll::Gather ? gather(s, sn, st, r, rn, rt, root, c)
+                                    : scatter(s, sn, st, r, rn, rt, root, c);
+      },
+      pass);
+}
+
 }  // namespace
 }  // namespace cb::preload
 
@@ -650,6 +745,24 @@ using cb::Coll;
     return iexchange(kIallgather##SFX, Coll::Allgather, s, sn, st, r, rn, rt, c, q);              \
   }
 
+#define CB_GATHER_SCATTER(SFX, C)                                                          \
+  CB_EXPORT int MPI_Gather##SFX(const void* s, C sn, MPI_Datatype st, void* r, C rn,       \
+                                MPI_Datatype rt, int root, MPI_Comm c) {                   \
+    return rooted_(kGather##SFX, Coll::Gather, s, sn, st, r, rn, rt, root, c);             \
+  }                                                                                        \
+  CB_EXPORT int MPI_Igather##SFX(const void* s, C sn, MPI_Datatype st, void* r, C rn,      \
+                                 MPI_Datatype rt, int root, MPI_Comm c, MPI_Request* q) {  \
+    return irooted(kIgather##SFX, Coll::Gather, s, sn, st, r, rn, rt, root, c, q);         \
+  }                                                                                        \
+  CB_EXPORT int MPI_Scatter##SFX(const void* s, C sn, MPI_Datatype st, void* r, C rn,      \
+                                 MPI_Datatype rt, int root, MPI_Comm c) {                  \
+    return rooted_(kScatter##SFX, Coll::Scatter, s, sn, st, r, rn, rt, root, c);           \
+  }                                                                                        \
+  CB_EXPORT int MPI_Iscatter##SFX(const void* s, C sn, MPI_Datatype st, void* r, C rn,     \
+                                  MPI_Datatype rt, int root, MPI_Comm c, MPI_Request* q) { \
+    return irooted(kIscatter##SFX, Coll::Scatter, s, sn, st, r, rn, rt, root, c, q);       \
+  }
+
 extern "C" {
 
 CB_EXPORT int MPI_Finalize(void) {
@@ -658,6 +771,7 @@ CB_EXPORT int MPI_Finalize(void) {
 }
 
 CB_ROUTED_PAIR(CB_ALLREDUCE)
+CB_ROUTED_PAIR(CB_GATHER_SCATTER)
 
 CB_EXPORT int MPI_Barrier(MPI_Comm comm) {
   if (inside_engine()) return PMPI_Barrier(comm);

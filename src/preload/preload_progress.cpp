@@ -144,14 +144,6 @@ CB_CONSTRUCTOR(Comm_create_from_group,
               (b, n, t, dest, stag, src, rtag, c, st))                                          \
   CB_BLOCKING(Mrecv##SFX, (void* b, C n, MPI_Datatype t, MPI_Message* m, MPI_Status* st),       \
               (b, n, t, m, st))                                                                 \
-  CB_BLOCKING(Gather##SFX,                                                                      \
-              (const void* s, C sn, MPI_Datatype st, void* r, C rn, MPI_Datatype rt, int root,  \
-               MPI_Comm c),                                                                     \
-              (s, sn, st, r, rn, rt, root, c))                                                  \
-  CB_BLOCKING(Scatter##SFX,                                                                     \
-              (const void* s, C sn, MPI_Datatype st, void* r, C rn, MPI_Datatype rt, int root,  \
-               MPI_Comm c),                                                                     \
-              (s, sn, st, r, rn, rt, root, c))                                                  \
   CB_BLOCKING(Scan##SFX, (const void* s, void* r, C n, MPI_Datatype t, MPI_Op o, MPI_Comm c),   \
               (s, r, n, t, o, c))                                                               \
   CB_BLOCKING(Exscan##SFX, (const void* s, void* r, C n, MPI_Datatype t, MPI_Op o, MPI_Comm c), \

@@ -341,6 +341,105 @@ Route exchange(Coll coll, const void* sendbuf, MPI_Count sendcount, MPI_Datatype
   return r;
 }
 
+// Gather and scatter: every rank's block has the same bytes (MPI requires the root's count
+// x type size to equal each other rank's), the root holds n of them. The decision reads
+// only the block's bytes, the root and the communicator; the root's buffer of n blocks and
+// MPI_IN_PLACE there are the root's business. Another rank's insignificant side (gather:
+// receive; scatter: send) is never looked at: its engine arguments are left empty, which
+// no algorithm reads off the root (engine/algos/rank_blocks.hpp, shm_blocks.cpp).
+Route gather(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
+             MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
+  Route r;
+  int rank = 0, size = 1;
+  if (r.reason = comm_reason(comm, &rank, &size); !r.reason.empty()) return r;
+  if (root < 0 || root >= size) return {{}, "invalid root"};
+  const bool at_root = rank == root;
+  const bool in_place = sendbuf == MPI_IN_PLACE;
+  // Erroneous (MPI reports it): MPI_IN_PLACE is the root's only.
+  if (in_place && !at_root) return {{}, "MPI_IN_PLACE at a non-root"};
+  const MPI_Count n = size;
+  Described in, all;
+  size_t block = 0;
+  if (at_root) {
+    if (recvcount < 0) return {{}, "invalid count"};
+    if (recvcount > static_cast<MPI_Count>(kMaxBytes)) return {{}, "over 2 GiB"};
+    if (r.reason = describe(recvbuf, recvcount * n, recvtype, &all); !r.reason.empty()) return r;
+    block = all.bytes / static_cast<size_t>(n);
+  }
+  if (!in_place) {
+    if (r.reason = describe(sendbuf, sendcount, sendtype, &in); !r.reason.empty()) return r;
+    if (at_root && in.bytes != block) return {{}, "mismatched send/recv types"};
+    block = in.bytes;
+  }
+  if (block == 0) return {{}, "empty"};  // the same on every rank
+  if (block > kMaxBytes / static_cast<size_t>(n)) return {{}, "over 2 GiB"};
+  CollArgs& a = r.args;
+  r.derived = (at_root && all.derived) || (!in_place && in.derived);
+  a.coll = Coll::Gather;
+  a.count = block;
+  a.dtype = Dtype::Char;
+  a.root = root;
+  a.in_place = in_place;
+  if (at_root) a.recv = {all.at, all.bytes, Mem::Host};
+  a.send = in_place ? a.recv : Buf{in.at, in.bytes, Mem::Host};
+  if ((at_root && all.packed) || (!in_place && in.packed)) {
+    r.packing = std::make_shared<Packing>();
+    if (at_root && all.packed)  // in place, the root's own block goes in with the others
+      pack_side(r.packing->recv, Packing::Target::Recv, recvbuf, recvcount * n, recvtype, in_place,
+                true);
+    if (!in_place && in.packed)
+      pack_side(r.packing->send, Packing::Target::Send, sendbuf, sendcount, sendtype, true, false);
+  }
+  return r;
+}
+
+Route scatter(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
+              MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
+  Route r;
+  int rank = 0, size = 1;
+  if (r.reason = comm_reason(comm, &rank, &size); !r.reason.empty()) return r;
+  if (root < 0 || root >= size) return {{}, "invalid root"};
+  const bool at_root = rank == root;
+  const bool in_place = recvbuf == MPI_IN_PLACE;
+  if (in_place && !at_root) return {{}, "MPI_IN_PLACE at a non-root"};
+  const MPI_Count n = size;
+  Described all, out;
+  size_t block = 0;
+  if (at_root) {
+    if (sendcount < 0) return {{}, "invalid count"};
+    if (sendcount > static_cast<MPI_Count>(kMaxBytes)) return {{}, "over 2 GiB"};
+    if (r.reason = describe(sendbuf, sendcount * n, sendtype, &all); !r.reason.empty()) return r;
+    block = all.bytes / static_cast<size_t>(n);
+  }
+  if (!in_place) {
+    if (r.reason = describe(recvbuf, recvcount, recvtype, &out); !r.reason.empty()) return r;
+    if (at_root && out.bytes != block) return {{}, "mismatched send/recv types"};
+    block = out.bytes;
+  }
+  if (block == 0) return {{}, "empty"};
+  if (block > kMaxBytes / static_cast<size_t>(n)) return {{}, "over 2 GiB"};
+  CollArgs& a = r.args;
+  r.derived = (at_root && all.derived) || (!in_place && out.derived);
+  a.coll = Coll::Scatter;
+  a.count = block;
+  a.dtype = Dtype::Char;
+  a.root = root;
+  a.in_place = in_place;
+  // In place, the root's result is its block of the n it sends (RankBlocks): its recv is them.
+  const Buf blocks{all.at, all.bytes, Mem::Host};
+  a.recv = in_place ? blocks : Buf{out.at, out.bytes, Mem::Host};
+  if (at_root) a.send = in_place ? a.recv : blocks;
+  if ((at_root && all.packed) || (!in_place && out.packed)) {
+    r.packing = std::make_shared<Packing>();
+    if (at_root && all.packed)  // packed in; in place the root's own block needs no unpack
+      pack_side(r.packing->send, in_place ? Packing::Target::Recv : Packing::Target::Send, sendbuf,
+                sendcount * n, sendtype, true, false);
+    if (!in_place && out.packed)
+      pack_side(r.packing->recv, Packing::Target::Recv, recvbuf, recvcount, recvtype, false, true);
+  }
+  return r;
+}
+
 Route barrier(MPI_Comm comm) {
   Route r;
   int rank = 0, size = 1;

@@ -13,11 +13,11 @@
 // reals: MPI_SUM/PROD/MAX/MIN, unsigned sum and prod only, which wrap bit for bit alike;
 // complex: sum and prod; pairs: MPI_MAXLOC/MINLOC); MPI requires the same datatype on every
 // rank. Data movement
-// (bcast, alltoall, allgather) moves bytes: count x the type's size, which MPI makes every rank
-// agree on whatever type each rank describes them with. A buffer whose bytes do not lie in typemap
-// order without gaps (a vector type, MPI_BOTTOM with absolute addresses, MPI_DOUBLE_INT x 2 ...) is
-// packed before the call and unpacked after (Packing): the layout of a rank's buffer never decides
-// the route.
+// (bcast, alltoall, allgather, gather, scatter) moves bytes: count x the type's size, which MPI
+// makes every rank agree on whatever type each rank describes them with. A buffer whose bytes do
+// not lie in typemap order without gaps (a vector type, MPI_BOTTOM with absolute addresses,
+// MPI_DOUBLE_INT x 2 ...) is packed before the call and unpacked after (Packing): the layout of a
+// rank's buffer never decides the route.
 //
 // Counts are MPI_Count: the int bindings and the MPI-4 large-count ones (MPI_Allreduce_c,
 // ...) share these; a buffer above 2 GiB passes through ("over 2 GiB").
@@ -85,6 +85,14 @@ Route bcast(void* buffer, MPI_Count count, MPI_Datatype type, int root, MPI_Comm
 // MPI_Alltoall and MPI_Allgather.
 Route exchange(Coll coll, const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
                void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm);
+// MPI_Gather and MPI_Scatter. The receive side of a gather and the send side of a scatter
+// are significant at the root only, and MPI_IN_PLACE is the root's alone: another rank's
+// such arguments may be anything and are never looked at. A block's bytes (the root's count
+// x type size of that side, another rank's of its own block) are what every rank agrees on.
+Route gather(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
+             MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm);
+Route scatter(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
+              MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm);
 Route barrier(MPI_Comm comm);
 
 // The collbench element type of a predefined MPI type in a reduction (same size; complex and

@@ -39,6 +39,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "legal_gather_scatter.hpp"
+
 namespace {
 
 int g_rank = 0, g_size = 1;
@@ -1878,6 +1880,8 @@ int main(int argc, char** argv) {
     lazy_first_collective();
   } else if (name == "small_devshm") {
     small_devshm(arg_int(argc, argv, 3, 8));
+  } else if (run_gather_scatter_case(name, g_lines, g_errors)) {
+    // legal_gather_scatter.cpp's cases
   } else {
     known = false;
     if (g_rank == 0) std::fprintf(stderr, "legal_programs: unknown case %s\n", name.c_str());
