@@ -24,6 +24,11 @@ Kinds (each reads only the documents it names):
 - replay: step times (ms) of replay documents, numerator and denominator, and their ratio.
 - latency: one size's time (us), a matrix of rows and columns naming the files of each
   cell, the median over them.
+- verdicts: a scripts/compare_mpis.sh folder size by size: the fastest library's median
+  and interval, each series' ratio to it with its interval and verdict.
+- link_model: engine algorithms measured across a link (`--algo all`, one document per
+  pass) beside the alpha-beta model fitted to cb_latency on that link (scripts/model.py),
+  and the tuning table's choice against the fastest algorithm (scripts/cluster_link.sh).
 A time is the record's --repeat median pass (`repeat.median_us`) where it has one, else its
 average (`latency_us.avg`; a replay's `step_us.avg`)."""
 import glob
@@ -240,8 +245,171 @@ def omb(folder, bands):
         sorted(glob.glob(os.path.join(folder, "cb_*.json")))  # collbench's revision
 
 
+def verdicts(folder, series, colls=None):
+    """A scripts/compare_mpis.sh folder size by size, through compare_mpis.py's analysis:
+    per collective and size, the fastest library's median and 95 % interval, and each
+    series' per-pass ratio to it with its interval and verdict."""
+    run = compare_mpis.load_run(folder)
+    read = {}
+    data, libs = compare_mpis.load(folder, run, read=read)
+    if not data:
+        raise BlockError(f"no compare_mpis.sh output in {os.path.relpath(folder, RESULTS)}")
+    lines = ["Libraries: " + ", ".join(f"`{s}` = {libs[s]}" for s in sorted(libs)
+                                       if compare_mpis.is_library(s)) + "."]
+    for coll in colls or sorted(data):
+        result = compare_mpis.analyse(data[coll])
+        shown = [s for s in series if s in result["series"]]
+        lines += ["", f"{coll}:", "", "| size | fastest library, us | "
+                  + " | ".join(f"{s} / fastest" for s in shown) + " |",
+                  "|---|---|" + "---|" * len(shown)]
+        for e in result["sizes"]:
+            base = e["series"].get(e["baseline"] or "")
+            row = [fmt_size(e["bytes"]),
+                   f"{e['baseline'][len(compare_mpis.LIB):]} {compare_mpis.fmt_us(base)}"
+                   if base else ""]
+            row += [compare_mpis.fmt_ratio(e["series"][s]["versus"])
+                    if "versus" in e["series"].get(s, {}) else "" for s in shown]
+            lines.append("| " + " | ".join(row) + " |")
+    return lines, {"revisions": read["revisions"] - {None}, "documents": read["documents"]}
+
+
+def _pass_times(texts, coll=None):
+    """{algo: {bytes: {pass: latency us}}} of `--algo all` documents named
+    <coll>.<pass>.json (coll None: every document)."""
+    out, revs = {}, set()
+    for path, text in texts:
+        parts = os.path.basename(path).split(".")
+        if len(parts) != 3 or (coll is not None and parts[0] != coll):
+            continue
+        doc = json.loads(text)
+        revs.add(doc.get("environment", {}).get("collbench", {}).get("git_revision"))
+        for r in doc.get("results", []):
+            t = cbjson.METRICS["latency"].get(r)
+            if t is not None and r.get("algo"):
+                out.setdefault(r["algo"], {}).setdefault(r["bytes"], {})[int(parts[1])] = t
+    return out, revs
+
+
+def _fmt_time(us):
+    return f"{us:.3g}" if us < 1000 else f"{us:,.0f}"
+
+
+def link_model(folder, latency, bw, algos, colls, choices):
+    """The alpha-beta model beside the measurement across one link (scripts/model.py's cost
+    formulas and least squares): alpha and beta fitted to cb_latency between the hosts
+    (T = alpha + beta m), gamma pooled over the allreduce runs with those fixed (as model.py
+    pools it); per collective and size each engine algorithm's median over the passes of
+    `--algo all` (packed in ALGOS.tar.xz, <coll>.<pass>.json) with its 95 % interval and
+    the model's time, the fastest algorithm, and the algorithm the engine's tuning table
+    chose there (`choices`: the compare folder's engine series) against it, pass by pass.
+    `hierarchical` costs as the algorithm it runs among the node leaders at one rank per
+    node (recursive doubling or binomial up to the table's hierarchical_*_small_bytes, as
+    the documents record it, ring or scatter-allgather above); `mpi` as the best of the
+    formulas (what a library could reach)."""
+    import model  # scripts/model.py: the formulas and the fit, not a second copy
+    lat_path = _files(folder, latency)[0]
+    lat_doc = _load(lat_path)
+    samples = [model.Sample(r["bytes"], model.pt2pt(2, r["bytes"]),
+                            cbjson.METRICS["latency"].get(r))
+               for r in lat_doc["results"] if cbjson.METRICS["latency"].get(r)]
+    net = model.least_squares(samples, ("alpha", "beta"))
+    bw_path = _files(folder, bw)[0]
+    peak = max(r["bandwidth_MBps"] for r in _load(bw_path)["results"])
+    texts = cbjson.packed_texts(folder, algos)
+    if not texts:
+        raise BlockError(f"no {algos}/*.json nor {algos}.tar.xz in "
+                         f"{os.path.relpath(folder, RESULTS)}")
+    revs = _pass_times(texts)[1]
+    first = json.loads(texts[0][1])
+    tuning = first.get("backend", {}).get("tuning", {}).get("parameters", {})
+    env = first.get("environment", {})
+    ranks, per_node = env.get("nranks"), env.get("max_ranks_per_node")
+    if not isinstance(ranks, int) or ranks < 2:
+        raise BlockError(f"{texts[0][0]}: environment.nranks is missing")
+    pooled = []
+    for name, formula in model.FORMULAS["allreduce"].items():
+        for b, passes in _pass_times(texts, "allreduce")[0].get(name, {}).items():
+            pooled += [model.Sample(b, formula(ranks, b), t) for t in passes.values()
+                       if formula(ranks, b) is not None]
+    gamma = model.least_squares(pooled, ("gamma",), net._replace(gamma=None)).gamma \
+        if pooled else None
+    params = net._replace(gamma=gamma)
+    err = model.error_summary(model.relative_errors(samples, net))["all"]
+    lines = [f"The link (`{os.path.relpath(lat_path, folder)}`, cb_latency between the hosts, "
+             f"{len(samples)} sizes): alpha {net.alpha:.1f} us, beta {net.beta * 1e3:.3f} ns/B "
+             f"({1 / net.beta / 1e3:.3f} GB/s; fit's RMS error {err['rms_pct']:.0f} %); "
+             f"cb_bw's peak {peak / 1e3:.3f} GB/s (`{os.path.relpath(bw_path, folder)}`); "
+             "gamma (reduction) "
+             + (f"{gamma * 1e3:.3f} ns/B, pooled over the allreduce runs" if gamma is not None
+                else "unknown") + f". Model: scripts/model.py's cost formulas at {ranks} ranks.",
+             ""]
+
+    def predict(coll, algo, b):
+        formulas = model.FORMULAS.get(coll, {})
+        if algo == "hierarchical":
+            if per_node != 1 or f"hierarchical_{coll}_small_bytes" not in tuning:
+                return None  # a node's shared-memory phases: not in the model
+            small = b <= tuning[f"hierarchical_{coll}_small_bytes"]  # one rank per node:
+            algo = {"allreduce": "recursive_doubling" if small else "ring",  # leaders only
+                    "bcast": "binomial" if small else "scatter_allgather"}[coll]
+        if algo == "mpi":
+            ts = [c.time(params) for c in (f(ranks, b) for f in formulas.values()) if c]
+            ts = [t for t in ts if t is not None]
+            return min(ts) if ts else None
+        if algo == "linear" and coll == "alltoall":
+            algo = "pairwise"  # at 2 ranks the same one exchange
+        f = formulas.get(algo)
+        cost = f(ranks, b) if f else None
+        return cost.time(params) if cost else None
+
+    chosen = {}  # series -> coll -> bytes -> the algorithm the engine ran
+    for path, text in compare_mpis.run_documents(os.path.join(folder, choices[0])):
+        m = compare_mpis.NAME.match(os.path.basename(path))
+        if m and m["series"] in choices[1]:
+            for r in json.loads(text).get("results", []):
+                chosen.setdefault(m["series"], {}).setdefault(m["coll"], {})[r["bytes"]] = \
+                    r.get("algo")
+    for coll in colls:
+        times, _ = _pass_times(texts, coll)
+        names = sorted(times)
+        lines += [f"{coll} (us: median [95 % interval] over the passes; model):", "",
+                  "| size | " + " | ".join(names) + " | fastest | "
+                  + " | ".join(f"table's choice for {c} / fastest" for c in choices[1]) + " |",
+                  "|---|" + "---|" * (len(names) + 1 + len(choices[1]))]
+        for b in sorted({b for a in names for b in times[a]}):
+            row, meds = [fmt_size(b)], {}
+            for a in names:
+                passes = times[a].get(b)
+                if not passes:
+                    row.append("")
+                    continue
+                ts = [passes[p] for p in sorted(passes)]
+                meds[a] = cbstats.median(ts)
+                m = cbstats.median_interval(ts)
+                model_t = predict(coll, a, b)
+                row.append(_fmt_time(meds[a]) + (f" [{_fmt_time(m['lo'])}, {_fmt_time(m['hi'])}]"
+                                                 if m else "")
+                           + (f"; {_fmt_time(model_t)}" if model_t is not None else ""))
+            best = min(meds, key=meds.get)
+            row.append(f"`{best}`")
+            for series in choices[1]:
+                pick = chosen.get(series, {}).get(coll, {}).get(b)
+                cell = f"`{pick}`" if pick else ""
+                if pick in times and b in times[pick]:
+                    both = sorted(set(times[best][b]) & set(times[pick][b]))
+                    c = cbstats.compare_paired([times[best][b][p] for p in both],
+                                               [times[pick][b][p] for p in both])
+                    cell += " " + compare_mpis.fmt_ratio(
+                        {"ratio": c["ratio"], "verdict": c["verdict"],
+                         "ratio_ci95": compare_mpis.interval_json(c["interval"])})
+                row.append(cell)
+            lines.append("| " + " | ".join(row) + " |")
+        lines.append("")
+    return lines, {"revisions": revs - {None}, "documents": len(texts) + 2}
+
+
 KINDS = {"ratios": ratios, "latency": latency, "replay": replay, "compare": compare,
-         "omb": omb}
+         "omb": omb, "verdicts": verdicts, "link_model": link_model}
 
 # Size bands of the summaries.
 BANDS_SMALL_LARGE = [(0, KiB), (KiB + 1, 16 * KiB), (16 * KiB + 1, 256 * KiB),
@@ -326,6 +494,11 @@ BLOCKS = {
             for c in ["neighbor_alltoall", "neighbor_allgather"] for r in (1, 2)],
             "bands": [(1, 4 * KiB), (16 * KiB, 4 * MiB), (16 * MiB, 16 * MiB)],
             "corner": "engine / MPICH"}),
+    },
+    "vm-20261127/cluster-link-1g/README.md": {
+        # scripts/cluster_link.sh: 2 hosts x 1 rank, links at 1 Gbit/s (issue 42)
+        "verdicts": ("verdicts", {"folder": "compare",
+                                  "series": ["engine-mpich5", "engine-plain-mpich5"]}),
     },
     **{f"vm-20261127/cluster-{mpi}-2x2/README.md": {
         # the main job's sweep at 2 hosts x 2 ranks, 10 Gbit/s links (scripts/cluster_sweep.sh)
