@@ -23,12 +23,12 @@
 #include "core/mpi_check.hpp"
 #include "engine/settings.hpp"
 #include "engine/shm/cma.hpp"
+#include "engine/shm/node_shm_internal.hpp"
 
 namespace cb::engine {
-namespace {
+// The helpers of node_shm.cpp; node_shm_internal.hpp declares those node_shm_pool.cpp uses.
+namespace shm_internal {
 
-constexpr size_t kPage = 4096;
-constexpr uint64_t kMagic = 0x636f6c6c62656e63;  // "collbenc"
 size_t round_up(size_t n) {
   return (n + kPage - 1) / kPage * kPage;
 }
@@ -110,11 +110,6 @@ std::atomic<size_t> held_bytes{0};
 constexpr size_t kMiB = size_t{1} << 20;
 constexpr size_t kDefaultBudget = size_t{1} << 30;
 
-struct Budget {
-  size_t max;
-  std::string origin;  // where `max` comes from, for messages
-};
-
 Budget budget_for(int local_ranks, size_t setting) {
   if (setting) return {setting, "CB_SHM_MAX_BYTES"};
   Budget b{kDefaultBudget, "the default budget, CB_SHM_MAX_BYTES unset: 1 GiB"};
@@ -152,8 +147,7 @@ std::string told(MPI_Comm node, int me, int first, const std::string& failure) {
   return std::string(text) + " (local rank " + std::to_string(first) + ")";
 }
 
-std::string agree(MPI_Comm node, int me, const std::string& failure, uint64_t* values = nullptr,
-                  int count = 0) {
+std::string agree(MPI_Comm node, int me, const std::string& failure, uint64_t* values, int count) {
   // No failure: a value past every rank that is positive also to an MPI_MIN that compares
   // MPI_UINT64_T as signed (MPICH 4.0.2 took UINT64_MAX for less than 0 here).
   constexpr uint64_t kNone = UINT64_MAX >> 1;
@@ -165,7 +159,8 @@ std::string agree(MPI_Comm node, int me, const std::string& failure, uint64_t* v
   return told(node, me, static_cast<int>(all[0]), failure);
 }
 
-}  // namespace
+}  // namespace shm_internal
+using namespace shm_internal;
 
 // One thread per process, started with the first NodeShm and never ended, holds every
 // lifeline: a robust mutex is released as owner-dead when its owner *thread* exits, and
@@ -254,22 +249,14 @@ class LifelineKeeper {
   std::deque<Request*> queue_;
 };
 
+int shm_internal::lifeline_call(LifelineKeeper* keeper, pthread_mutex_t* m, bool lock) {
+  return keeper->call(m, lock);
+}
+
 void unlink_unattached_segments() noexcept {
   for (auto& p : pending_names)
     if (p.state.load(std::memory_order_acquire) == 2) shm_unlink(p.name);
 }
-
-struct NodeShm::Header {
-  uint64_t magic;
-  uint64_t self;  // where the owner maps this segment: peers probe CMA by reading `magic`
-  int32_t pid;
-  std::atomic<uint32_t> lost;          // set by the first peer that found the owner dead
-  std::atomic<uint32_t> ext_attached;  // processes that mapped its second file
-  std::atomic<uint32_t> released;      // a pool slot: peers done with it since it was taken
-  pthread_mutex_t lifeline;            // robust, process-shared: held by the owner while attached
-  OpSlot slots[kOpSlots];
-  alignas(64) std::byte small[kSmallAreaBytes];
-};
 
 PeerLost::PeerLost(int rank_, pid_t pid_)
     : RuntimeError("rank " + std::to_string(rank_) + " (pid " + std::to_string(pid_) +
@@ -282,62 +269,7 @@ std::string PeerLost::in(const std::string& where) const {
          ") exited while this rank waited in " + where;
 }
 
-// This process's pool: kPoolSlots control areas in one file, made once (share_pool, with
-// MPI_COMM_WORLD's engine) and mapped by every local rank of that engine, so that a later
-// communicator of the same processes takes a slot in each rank's pool instead of making
-// and mapping files (docs/preload.md, "What a communicator costs").
-struct NodeShm::Pool {
-  struct State {
-    bool used = false;
-    uint32_t expected = 0;  // peers that must release it before it is taken again
-    uint32_t gen = 0;       // uses so far: names its second file
-  };
-  std::mutex mu;
-  Header* mine = nullptr;  // mine[0] also holds this process's lifeline
-  std::string name;        // its file (unlinked once every local rank mapped it)
-  uint64_t token = 0;      // the same on the ranks that mapped each other's pools; 0: none
-  bool cma = false;
-  std::string cma_status;
-  State state[kPoolSlots];
-  std::map<std::string, Header*> peers;  // the local ranks' pools, by file name
-
-  // A free slot whose last users have all released it, reset; -1 when there is none.
-  int take(uint32_t& gen) {
-    std::lock_guard lock(mu);
-    for (int i = 0; mine && i < kPoolSlots; ++i) {
-      State& s = state[i];
-      if (s.used || mine[i].released.load(std::memory_order_acquire) != s.expected) continue;
-      s.used = true;
-      gen = ++s.gen;
-      Header& h = mine[i];
-      h.ext_attached.store(0, std::memory_order_relaxed);
-      h.released.store(0, std::memory_order_relaxed);
-      for (OpSlot& o : h.slots) new (&o) OpSlot{};
-      std::memset(h.small, 0, 64);  // the small path's arrival counter (small_slots.cpp)
-      return i;
-    }
-    return -1;
-  }
-  void give_back(int slot, uint32_t expected) {
-    std::lock_guard lock(mu);
-    state[slot].used = false;
-    state[slot].expected = expected;
-  }
-};
-
-NodeShm::Pool& NodeShm::pool() {
-  static Pool* p = new Pool;  // never destroyed: engines may be freed after static destructors
-  return *p;
-}
-
-namespace {
-
-// An FNV-1a hash of a pool's file name, never 0.
-uint64_t token_of(const char* name) {
-  uint64_t h = 1469598103934665603ull;
-  for (const char* c = name; *c; ++c) h = (h ^ static_cast<unsigned char>(*c)) * 1099511628211ull;
-  return h ? h : 1;
-}
+namespace shm_internal {
 
 // A new file in /dev/shm under a fresh name ("/collbench.PID.TAG.RANDOM"): the random part
 // keeps it apart from other PID namespaces' files and a crashed job's leftovers; on a clash
@@ -365,108 +297,7 @@ void* map_file(int fd, size_t bytes) {
   return mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
 }
 
-// What the local ranks tell each other when a NodeShm is made.
-struct Entry {
-  char name[64];    // the control file, or the pool's file
-  uint64_t token;   // the pool's group (slot >= 0), else 0
-  int32_t slot;     // in the pool, or -1: a control file of its own
-  uint32_t gen;     // the slot's use
-  uint32_t failed;  // this rank could not go on
-  uint32_t pad;
-  uint64_t sizes[3];  // staging, channel, heap: this rank's, agreed as the MIN
-};
-
-}  // namespace
-
-// Collective over `node`: every rank makes its pool and maps its peers'; all or none (the
-// engines then make control files of their own, as before).
-void NodeShm::share_pool(MPI_Comm node) {
-  Pool& P = pool();
-  int me = 0, n = 1;
-  MPI_Comm_rank(node, &me);
-  MPI_Comm_size(node, &n);
-  const size_t bytes = round_up(sizeof(Header) * kPoolSlots);
-  std::string failure;
-  {
-    std::lock_guard lock(P.mu);
-    if (P.mine) failure = "a pool exists";
-  }
-  const Budget budget = budget_for(n, engine_settings().shm_max_bytes);
-  bool claimed = false;
-  if (failure.empty()) claimed = (failure = claim_budget(bytes, budget)).empty();
-  char name[64] = "";
-  const int fd = failure.empty() ? create_file(name, "pool") : -1;
-  const int remembered = fd >= 0 ? remember_name(name) : -1;
-  void* base = MAP_FAILED;
-  if (failure.empty()) {
-    if (fd < 0)
-      failure = "shm_open: " + errno_text();
-    else if (const int rc = posix_fallocate(fd, 0, static_cast<off_t>(bytes)))
-      failure = std::strerror(rc);
-    else if ((base = map_file(fd, bytes)) == MAP_FAILED)
-      failure = "mmap: " + errno_text();
-  }
-  if (fd >= 0) close(fd);
-  auto* mine = static_cast<Header*>(base == MAP_FAILED ? nullptr : base);
-  LifelineKeeper* keeper = nullptr;
-  if (failure.empty()) {
-    for (int i = 0; i < kPoolSlots; ++i) new (&mine[i]) Header{};
-    failure = init_life(*mine, keeper);
-  }
-  Entry entry{};
-  std::memcpy(entry.name, name, sizeof name);
-  entry.failed = failure.empty() ? 0 : 1;
-  std::vector<Entry> all(static_cast<size_t>(n));
-  CB_MPI(MPI_Allgather(&entry, sizeof entry, MPI_BYTE, all.data(), sizeof entry, MPI_BYTE, node));
-  bool failed = false;
-  for (const Entry& e : all) failed |= e.failed != 0;
-  std::map<std::string, Header*> peers;
-  CmaVerdict verdict{false, "no pool"};
-  if (!failed) {
-    for (int r = 0; r < n; ++r) {
-      if (r == me) continue;
-      const Entry& e = all[static_cast<size_t>(r)];
-      const int pfd = shm_open(e.name, O_RDWR, 0600);
-      void* p = pfd < 0 ? MAP_FAILED : map_file(pfd, bytes);
-      if (pfd >= 0) close(pfd);
-      if (p == MAP_FAILED) {
-        if (failure.empty()) failure = std::string("cannot map ") + e.name + ": " + errno_text();
-        continue;
-      }
-      peers[e.name] = static_cast<Header*>(p);
-    }
-    verdict = {true, "process_vm_readv between ranks works"};
-    if (!engine_settings().cma) {
-      verdict = {false, "off (CB_ENGINE_CMA=0)"};
-    } else if (n > 1 && failure.empty()) {
-      const Header* next = peers[all[static_cast<size_t>((me + 1) % n)].name];
-      verdict = cma_check(next->pid, next->self, kMagic);
-    }
-    uint64_t ok = verdict.available ? 1 : 0;
-    failure = agree(node, me, failure, &ok, 1);
-    failed = !failure.empty();
-    if (!failed) {
-      std::lock_guard lock(P.mu);
-      P.mine = mine;
-      P.name = name;
-      P.token = token_of(all[0].name);
-      P.peers = peers;
-      P.cma = ok != 0;
-      P.cma_status = P.cma ? verdict.detail
-                     : verdict.available
-                         ? std::string("unavailable: refused on another local rank")
-                         : (engine_settings().cma ? "unavailable: " : "") + verdict.detail;
-    }
-  }
-  unlink_name(name, remembered);  // every local rank mapped it, or it is not used
-  // No pool: engines make control files of their own.
-  if (failed) {
-    for (auto& [peer, p] : peers) munmap(p, bytes);
-    if (keeper) keeper->call(&mine->lifeline, false);
-    if (mine) munmap(mine, bytes);
-    if (claimed) release_budget(bytes);
-  }
-}
+}  // namespace shm_internal
 
 // Lays out a new header's lifeline and identity: the robust mutex its owner holds while
 // attached, locked by the lifeline keeper.
