@@ -59,6 +59,14 @@ const Settings& settings() {
     else if (engines != "lazy")
       std::fprintf(stderr, "cb_engine_preload: CB_PRELOAD_ENGINES=%s is not lazy or eager: lazy\n",
                    engines.c_str());
+    const std::string progress = setting_text("CB_PRELOAD_PROGRESS").value_or("blocking");
+    if (progress == "thread")
+      out.progress_thread = true;
+    else if (progress != "blocking")
+      std::fprintf(stderr,
+                   "cb_engine_preload: CB_PRELOAD_PROGRESS=%s is not blocking or thread: "
+                   "blocking\n",
+                   progress.c_str());
     return out;
   }();
   return s;
@@ -377,7 +385,15 @@ size_t operations_in_flight() {
 // MPI function, so it is legal at any thread level; it completes nothing (completing the
 // generalized request is an MPI call): the next progress_all() in the application's
 // thread finds those operations finished.
+// With the progress thread (enable_progress_thread: MPI_THREAD_MULTIPLE), it advances and
+// completes every operation in flight, those that need MPI (spanning nodes) too: busily
+// (yielding) while a thread is blocked, every kIdleRound while none is and an operation is
+// in flight (start() wakes it), so that waits the preload never sees (a Fortran binding's
+// PMPI_Wait, a call it does not interpose) complete too.
 namespace {
+std::atomic<bool> g_thread_mode{false};
+constexpr auto kIdleRound = std::chrono::microseconds(200);
+
 class Helper {
  public:
   static Helper& get() {
@@ -386,10 +402,7 @@ class Helper {
   }
   void begin() {
     std::lock_guard lock(mu_);
-    if (!started_) {
-      started_ = true;
-      std::thread([this] { loop(); }).detach();
-    }
+    start();
     ++blocked_;
     cv_.notify_one();
   }
@@ -397,28 +410,54 @@ class Helper {
     std::lock_guard lock(mu_);
     --blocked_;
   }
+  // Progress-thread mode: an operation was started (g_in_flight already counts it).
+  void kick() {
+    std::lock_guard lock(mu_);
+    start();
+    cv_.notify_one();
+  }
 
  private:
+  void start() {
+    if (!started_) {
+      started_ = true;
+      std::thread([this] { loop(); }).detach();
+    }
+  }
+  bool wanted() const {
+    return blocked_ > 0 ||
+           (g_thread_mode.load(std::memory_order_relaxed) && operations_in_flight() > 0);
+  }
   void loop() {
     for (;;) {
+      bool blocked = false;
       {
         std::unique_lock lock(mu_);
-        cv_.wait(lock, [&] { return blocked_ > 0; });
+        cv_.wait(lock, [&] { return wanted(); });
+        blocked = blocked_ > 0;
       }
       bool any = false;
       {
         Guard g;
-        for (NbOp* op : in_flight())
-          if (op->mpi_free() && !op->done) {
-            any = true;
-            op->advance();
-          }
+        // Read under the mutex: free_all_engines clears it under the mutex before MPI is
+        // finalized, so this thread never calls MPI after that.
+        // It frees nothing (reap_freed: an engine's destructor frees its communicator, left
+        // to the application's threads as without the option).
+        if (g_thread_mode.load(std::memory_order_relaxed)) {
+          any = progress_all_held();
+        } else {
+          for (NbOp* op : in_flight())
+            if (op->mpi_free() && !op->done) {
+              any = true;
+              op->advance();
+            }
+        }
       }
-      if (!any) {  // nothing it may advance: sleep until the next blocking call
-        std::unique_lock lock(mu_);
-        cv_.wait_for(lock, std::chrono::milliseconds(1));
-      } else {
+      if (any && blocked) {
         sched_yield();
+      } else {  // nothing it may advance, or nobody blocked: sleep a while (or until woken)
+        std::unique_lock lock(mu_);
+        cv_.wait_for(lock, any ? kIdleRound : std::chrono::microseconds(1000));
       }
     }
   }
@@ -428,6 +467,14 @@ class Helper {
   bool started_ = false;
 };
 }  // namespace
+
+void enable_progress_thread() {
+  g_thread_mode.store(true, std::memory_order_relaxed);
+}
+
+bool progress_thread_enabled() {
+  return g_thread_mode.load(std::memory_order_relaxed);
+}
 
 BlockedProgress::BlockedProgress() {
   if (inside_engine() || operations_in_flight() == 0) return;
@@ -526,6 +573,7 @@ void CommEngine::start(const CollArgs& a, const engine::Algorithm& algo, const c
   in_flight().push_back(raw);
   g_in_flight.store(in_flight().size(), std::memory_order_relaxed);
   progress_all();  // the first round at once (small operations may finish here)
+  if (progress_thread_enabled() && operations_in_flight() > 0) Helper::get().kick();
 }
 
 void create_engine(MPI_Comm comm) {
@@ -562,6 +610,8 @@ std::shared_ptr<CommEngine> engine_of(MPI_Comm comm, bool create) {
 
 void free_all_engines() {
   Guard g;
+  // The progress thread calls MPI no more.
+  g_thread_mode.store(false, std::memory_order_relaxed);
   if (g_keyval == MPI_KEYVAL_INVALID) return;  // no engine, so no poke request either
   std::vector<MPI_Comm> comms;
   {

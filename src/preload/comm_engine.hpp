@@ -35,6 +35,8 @@ struct Settings {
   std::string log;       // CB_PRELOAD_LOG=FILE: verbose lines appended there, not stderr
   int wait = -1;         // CB_PRELOAD_WAIT: -1 auto, 0 spin, 1 yield
   bool eager = false;    // CB_PRELOAD_ENGINES=eager: every constructor makes its engine
+  // CB_PRELOAD_PROGRESS=thread: a progress thread that calls MPI (enable_progress_thread)
+  bool progress_thread = false;
 };
 const Settings& settings();
 
@@ -124,6 +126,18 @@ class BlockedProgress {
  private:
   bool active_ = false;
 };
+// MPI_Init and MPI_Init_thread (`required` < 0: MPI_Init). With CB_PRELOAD_PROGRESS=thread
+// the library is asked for MPI_THREAD_MULTIPLE, the program told the level it asked for
+// (never more than provided; MPI_Query_thread too), and the progress thread enabled where
+// MULTIPLE is provided; otherwise PMPI_Init or PMPI_Init_thread unchanged
+// (preload_blocking.cpp).
+int init_mpi(int* argc, char*** argv, int required, int* provided);
+// CB_PRELOAD_PROGRESS=thread with MPI_THREAD_MULTIPLE: BlockedProgress's background thread
+// advances every engine operation in flight (calling MPI: those spanning nodes too) and
+// completes them, while a thread blocks in MPI and, more slowly, whenever one is in
+// flight. Set once, at MPI_Init; MPI_Finalize clears it before the engines are freed.
+void enable_progress_thread();
+bool progress_thread_enabled();
 // Lets MPI progress its own operations (MPI_Test of a request that never completes):
 // called now and then while this rank waits inside the engine, so that a peer waiting
 // for one of our passed-through operations is not starved.

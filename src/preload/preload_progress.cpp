@@ -53,12 +53,14 @@ int with_engine(int rc, MPI_Comm comm, bool now = false) {
 
 extern "C" {
 
+// init_mpi: PMPI_Init or PMPI_Init_thread, or MPI_THREAD_MULTIPLE for the progress thread
+// (CB_PRELOAD_PROGRESS=thread, preload_blocking.cpp).
 CB_EXPORT int MPI_Init(int* argc, char*** argv) {
-  return with_engine(PMPI_Init(argc, argv), MPI_COMM_WORLD, true);
+  return with_engine(init_mpi(argc, argv, -1, nullptr), MPI_COMM_WORLD, true);
 }
 
 CB_EXPORT int MPI_Init_thread(int* argc, char*** argv, int required, int* provided) {
-  return with_engine(PMPI_Init_thread(argc, argv, required, provided), MPI_COMM_WORLD, true);
+  return with_engine(init_mpi(argc, argv, required, provided), MPI_COMM_WORLD, true);
 }
 
 // Communicator constructors: blocking (BlockedProgress), then (CB_PRELOAD_ENGINES=eager) the

@@ -614,3 +614,37 @@ def legal_gather_scatter(env):
     compare(env, 3, "gather_scatter", counts=every_call_the_engines)
     compare(env, 2, "gather_scatter", tag=" binomial", counts=every_call_the_engines,
             extra={"CB_GATHER_ALGO": "binomial", "CB_SCATTER_ALGO": "binomial"})
+
+
+PROGRESS_FAMILIES = "fence,pscw,lock,file,neighbor,persistent"  # legal_progress.cpp
+
+
+@case('asan')
+def legal_progress_families(env):
+    """Issue 39, progress everywhere: rank 0 starts a 4 MiB MPI_Ibcast (from rank 0, then
+    from rank 1) or MPI_Iallreduce that the engine runs, then blocks in a call of each family
+    that completes only once rank 1, which first waits for the operation, has done its part:
+    MPI_Win_fence, MPI_Win_wait (post/start/complete/wait), MPI_Win_lock/unlock against
+    rank 1's exclusive lock, MPI_File_open, MPI_File_write_at_all and MPI_File_read_at_all,
+    MPI_Neighbor_allgather/alltoall/allgatherv, a persistent MPI_Allreduce_init's MPI_Wait.
+    Without the interposition (preload_blocking.cpp) the first five hang; the waits already
+    covered the persistent one."""
+    compare(env, 2, "progress_family", [PROGRESS_FAMILIES],
+            engine=["MPI_Ibcast", "MPI_Iallreduce"])
+
+
+@case('asan', 'tsan', 'threads')
+def legal_progress_nodes(env):
+    """Issue 39: engine operations spanning (virtual) nodes need MPI calls to move, which only
+    the progress thread makes while their rank blocks (CB_PRELOAD_PROGRESS=thread, with
+    MPI_THREAD_MULTIPLE asked for at MPI_Init). 4 ranks, CB_RANKS_PER_NODE=1 (a virtual node
+    is a run of a communicator's consecutive ranks on a host, so only 1 makes the
+    sub-communicators span nodes): on the even and the odd ranks' communicators rank 0
+    blocks in MPI_Recv and in
+    MPI_Win_wait while its 1 MiB MPI_Ibcast (chain: segment after segment) or MPI_Iallreduce
+    (ring) is pending and its peer waits for it; without the thread the MPI_Win_wait round
+    hangs. The program is told MPI_THREAD_SINGLE (what MPI_Init asks) by MPI_Query_thread."""
+    extra = {"CB_RANKS_PER_NODE": "1", "CB_PRELOAD_PROGRESS": "thread",
+             "CB_BCAST_ALGO": "chain", "CB_ALLREDUCE_ALGO": "ring"}
+    compare(env, 4, "progress_nodes", [1 << 18], extra=extra, threads=True,
+            engine=["MPI_Ibcast", "MPI_Iallreduce"])

@@ -2,7 +2,8 @@
 // (tests/integration/test_preload_legal.py, issue 25): many operations pending, several
 // communicators, threads, the NBX pattern, progress through calls the preload does not own,
 // reductions whose result depends on the order of contributions, the MPI-4 large-count
-// bindings.
+// bindings. Other files hold more cases (legal_progress.cpp: progress in every family of
+// blocking call), sharing the result lines and checks of legal_common.hpp.
 //
 //   cb_legal_programs CASE OUT_PREFIX [ARGS...]
 //
@@ -39,136 +40,14 @@
 #include <type_traits>
 #include <vector>
 
+#include "legal_common.hpp"
 #include "legal_gather_scatter.hpp"
+
+using namespace legal;
 
 namespace {
 
-int g_rank = 0, g_size = 1;
-int g_errors = 0;
-std::mutex g_mutex;  // lines and errors from several threads
-std::vector<std::string> g_lines;
-
-uint64_t fnv(const void* p, size_t bytes) {
-  uint64_t h = 1469598103934665603ull;
-  const auto* b = static_cast<const unsigned char*>(p);
-  for (size_t i = 0; i < bytes; ++i) h = (h ^ b[i]) * 1099511628211ull;
-  return h;
-}
-
-void line(const char* kind, const std::string& name, const void* p, size_t bytes) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(fnv(p, bytes)));
-  std::lock_guard<std::mutex> lock(g_mutex);
-  g_lines.push_back(std::string(kind) + " " + name + " " + buf);
-}
-
-template <typename T>
-void own(const std::string& name, const std::vector<T>& v) {
-  line("own", name, v.data(), v.size() * sizeof(T));
-}
-template <typename T>
-void xrank(const std::string& name, const std::vector<T>& v) {
-  line("xrank", name, v.data(), v.size() * sizeof(T));
-}
-
-// Counts a wrong element; reports the first few of each check.
-template <typename T>
-void expect_eq(const std::string& what, const std::vector<T>& got,
-               const std::function<T(size_t)>& want) {
-  int shown = 0;
-  for (size_t i = 0; i < got.size(); ++i) {
-    const T w = want(i);
-    if (got[i] == w) continue;
-    std::lock_guard<std::mutex> lock(g_mutex);
-    ++g_errors;
-    if (shown++ < 3)
-      std::fprintf(stderr, "legal_programs: rank %d: %s: element %zu is %lld, expected %lld\n",
-                   g_rank, what.c_str(), i, static_cast<long long>(got[i]),
-                   static_cast<long long>(w));
-  }
-}
-
-void error(const std::string& what) {
-  std::lock_guard<std::mutex> lock(g_mutex);
-  ++g_errors;
-  std::fprintf(stderr, "legal_programs: rank %d: %s\n", g_rank, what.c_str());
-}
-
-std::string sz(size_t n) {
-  return std::to_string(n);
-}
-
-MPI_Comm dup(MPI_Comm c) {
-  MPI_Comm d;
-  MPI_Comm_dup(c, &d);
-  return d;
-}
-
-int rank_of(MPI_Comm c) {
-  int r = 0;
-  MPI_Comm_rank(c, &r);
-  return r;
-}
-int size_of(MPI_Comm c) {
-  int s = 0;
-  MPI_Comm_size(c, &s);
-  return s;
-}
-
-// The world ranks of a communicator's members, in its rank order.
-std::vector<int> members(MPI_Comm c) {
-  const int n = size_of(c);
-  std::vector<int> out(static_cast<size_t>(n));
-  MPI_Allgather(&g_rank, 1, MPI_INT, out.data(), 1, MPI_INT, c);
-  return out;
-}
-
-// ---- integer collectives with exact expectations, on any communicator ------------------
-
-// Rank r's allreduce input for operation `k`: an exact sum over the members' world ranks.
-int ar_in(int world_rank, int k, size_t i) {
-  return (world_rank + 1) * (k + 1) + static_cast<int>(i % 97);
-}
-
-struct Allreduce {
-  std::vector<int> send, recv;
-  std::vector<int> who;
-  int k = 0;
-  // `who_`: the world ranks of the communicator's members.
-  Allreduce(int k_, size_t n, const std::vector<int>& who_) : who(who_), k(k_) {
-    send.resize(n);
-    recv.assign(n, -7);
-    for (size_t i = 0; i < n; ++i) send[i] = ar_in(g_rank, k, i);
-  }
-  void check(const std::string& what) {
-    expect_eq<int>(what, recv, [&](size_t i) {
-      int s = 0;
-      for (int w : who) s += ar_in(w, k, i);
-      return s;
-    });
-    own(what, recv);
-  }
-};
-
-void blocking_allreduce(MPI_Comm c, int k, size_t n, const std::string& what) {
-  Allreduce a(k, n, members(c));
-  MPI_Allreduce(a.send.data(), a.recv.data(), static_cast<int>(n), MPI_INT, MPI_SUM, c);
-  a.check(what);
-}
-
-// Bcast of n ints from `root` (its communicator rank), value k.
-int bc_val(int k, size_t i) {
-  return k * 1000 + static_cast<int>(i % 1013);
-}
-
-void blocking_bcast(MPI_Comm c, int k, size_t n, int root, const std::string& what) {
-  std::vector<int> buf(n, -1);
-  if (rank_of(c) == root)
-    for (size_t i = 0; i < n; ++i) buf[i] = bc_val(k, i);
-  MPI_Bcast(buf.data(), static_cast<int>(n), MPI_INT, root, c);
-  expect_eq<int>(what, buf, [&](size_t i) { return bc_val(k, i); });
-  own(what, buf);
-}
+using legal::dup;  // not POSIX dup(int): MPICH's MPI_Comm is an int
 
 // ---- 1. many operations pending on one communicator --------------------------------------
 
@@ -1880,6 +1759,7 @@ int main(int argc, char** argv) {
     lazy_first_collective();
   } else if (name == "small_devshm") {
     small_devshm(arg_int(argc, argv, 3, 8));
+  } else if (legal_progress(name, argc, argv)) {  // legal_progress.cpp's cases
   } else if (run_gather_scatter_case(name, g_lines, g_errors)) {
     // legal_gather_scatter.cpp's cases
   } else {
