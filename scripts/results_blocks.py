@@ -312,9 +312,14 @@ def link_model(folder, latency, bw, algos, colls, choices):
     samples = [model.Sample(r["bytes"], model.pt2pt(2, r["bytes"]),
                             cbjson.METRICS["latency"].get(r))
                for r in lat_doc["results"] if cbjson.METRICS["latency"].get(r)]
-    net = model.least_squares(samples, ("alpha", "beta"))
+    # Hockney's own measurement: beta the rate the link sustains, cb_bw's at its largest
+    # size (MB/s = bytes/us); alpha cb_latency's one-way time at its smallest size
     bw_path = _files(folder, bw)[0]
-    peak = max(r["bandwidth_MBps"] for r in _load(bw_path)["results"])
+    bw_recs = _load(bw_path)["results"]
+    sustained = max(bw_recs, key=lambda r: r["bytes"])
+    peak = max(r["bandwidth_MBps"] for r in bw_recs)
+    smallest = min(samples, key=lambda x: x.bytes)
+    net = model.Params(smallest.time_us, 1 / sustained["bandwidth_MBps"], None)
     texts = cbjson.packed_texts(folder, algos)
     if not texts:
         raise BlockError(f"no {algos}/*.json nor {algos}.tar.xz in "
@@ -334,12 +339,15 @@ def link_model(folder, latency, bw, algos, colls, choices):
     gamma = model.least_squares(pooled, ("gamma",), net._replace(gamma=None)).gamma \
         if pooled else None
     params = net._replace(gamma=gamma)
-    err = model.error_summary(model.relative_errors(samples, net))["all"]
-    lines = [f"The link (`{os.path.relpath(lat_path, folder)}`, cb_latency between the hosts, "
-             f"{len(samples)} sizes): alpha {net.alpha:.1f} us, beta {net.beta * 1e3:.3f} ns/B "
-             f"({1 / net.beta / 1e3:.3f} GB/s; fit's RMS error {err['rms_pct']:.0f} %); "
-             f"cb_bw's peak {peak / 1e3:.3f} GB/s (`{os.path.relpath(bw_path, folder)}`); "
-             "gamma (reduction) "
+    err = model.error_summary(model.relative_errors(samples, net))
+    lines = [f"The link: beta {net.beta * 1e3:.2f} ns/B, the rate cb_bw sustains at "
+             f"{fmt_size(sustained['bytes'])} ({sustained['bandwidth_MBps']:.1f} MB/s; its "
+             f"peak over all sizes {peak:.1f} MB/s; `{os.path.relpath(bw_path, folder)}`); "
+             f"alpha {net.alpha:.2f} us, cb_latency's one-way time at {fmt_size(smallest.bytes)} "
+             f"(`{os.path.relpath(lat_path, folder)}`; T = alpha + beta m misses its sizes by " + ", ".join(
+                 f"{e['rms_pct']:.0f} % ({name})" for name, e in err.items()
+                 if name != "all" and e["rms_pct"] is not None)
+             + " RMS); gamma (reduction) "
              + (f"{gamma * 1e3:.3f} ns/B, pooled over the allreduce runs" if gamma is not None
                 else "unknown") + f". Model: scripts/model.py's cost formulas at {ranks} ranks.",
              ""]
@@ -499,6 +507,10 @@ BLOCKS = {
         # scripts/cluster_link.sh: 2 hosts x 1 rank, links at 1 Gbit/s (issue 42)
         "verdicts": ("verdicts", {"folder": "compare",
                                   "series": ["engine-mpich5", "engine-plain-mpich5"]}),
+        "model": ("link_model", {"latency": "link/latency.mpich5.json",
+                                 "bw": "link/bw.mpich5.json", "algos": "algos",
+                                 "colls": ["allreduce", "bcast", "alltoall"],
+                                 "choices": ("compare", ["engine-mpich5"])}),
     },
     **{f"vm-20261127/cluster-{mpi}-2x2/README.md": {
         # the main job's sweep at 2 hosts x 2 ranks, 10 Gbit/s links (scripts/cluster_sweep.sh)
