@@ -11,3 +11,5 @@ common=(--backend engine --alloc plain -m 8K:8M --repeat 8 -i 100 --iterations-l
 run "$b/cb_allgather" "${common[@]}" --algo ring,shm -J "$out/allgather.json"
 run "$b/cb_alltoall" "${common[@]}" --algo linear,pairwise,shm -J "$out/alltoall.json"
 run "$b/cb_bcast" "${common[@]}" --algo shm,cma,chain -J "$out/bcast.json"
+# bcast-one-read.json: the bcast line again after shm_bcast.cpp read the root's buffer in one
+# call (same options, -J "$out/bcast-one-read.json").

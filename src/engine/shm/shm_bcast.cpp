@@ -22,17 +22,7 @@ class ShmBcast final : public Pollable {
         buf_(static_cast<std::byte*>(buf)),
         bytes_(bytes),
         root_(root),
-        direct_(direct) {
-    // At least 4 chunks (of at least 4 KiB) when staging, so that readers copy chunk c
-    // while the root stages chunk c + 1: one whole chunk would serialise the two copies,
-    // which at 32-256 KiB made the private-buffer bcast 2x the library's pipelined one.
-    // Every rank computes the same from `bytes`.
-    const size_t quarter = (bytes / 4 + kPipelineUnit - 1) / kPipelineUnit * kPipelineUnit;
-    chunk_ = std::max<size_t>(1, std::min({shm_chunk_bytes(), shm.staging_bytes() / 2,
-                                           std::max(quarter, kPipelineUnit)}));
-    slots_ = std::max<size_t>(1, shm.staging_bytes() / chunk_);
-    chunks_ = (bytes_ + chunk_ - 1) / chunk_;
-  }
+        direct_(direct) {}
 
   bool advance() override {
     for (;;) {
@@ -45,6 +35,7 @@ class ShmBcast final : public Pollable {
           if (!sync_.reached_published(root_)) return false;
           shared_ = sync_.slot(root_).in.segment >= 0;
           direct_ = direct_ || shared_;
+          plan();
           phase_ = c_ < chunks_ ? Phase::Chunk : Phase::Finish;
           break;
         case Phase::Chunk:
@@ -64,6 +55,27 @@ class ShmBcast final : public Pollable {
 
  private:
   enum class Phase { Publish, Peers, Chunk, Finish, Done };
+
+  // The chunks, the same on every rank (from `bytes` and whether readers copy straight from
+  // the root's buffer, which every rank knows once the root has published it).
+  void plan() {
+    if (direct_) {
+      // Nothing to overlap: the root stages nothing. Each chunk read with cross-memory
+      // attach is a system call that pins the pages, so the fewer the better: 4 chunks of a
+      // 64 KiB bcast took 8.1 us where Open MPI's one read takes 4.7
+      // (results/vm-20261127/algos-private, mpis).
+      chunk_ = std::max<size_t>(1, std::min(bytes_, shm_chunk_bytes()));
+    } else {
+      // At least 4 chunks (of at least 4 KiB) when staging, so that readers copy chunk c
+      // while the root stages chunk c + 1: one whole chunk would serialise the two copies,
+      // which at 32-256 KiB made the private-buffer bcast 2x the library's pipelined one.
+      const size_t quarter = (bytes_ / 4 + kPipelineUnit - 1) / kPipelineUnit * kPipelineUnit;
+      chunk_ = std::max<size_t>(1, std::min({shm_chunk_bytes(), shm_.staging_bytes() / 2,
+                                             std::max(quarter, kPipelineUnit)}));
+    }
+    slots_ = std::max<size_t>(1, shm_.staging_bytes() / chunk_);
+    chunks_ = (bytes_ + chunk_ - 1) / chunk_;
+  }
 
   size_t len(size_t c) const { return std::min(chunk_, bytes_ - c * chunk_); }
   std::byte* slot(size_t c) const {
