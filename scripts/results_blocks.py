@@ -511,6 +511,8 @@ BLOCKS = {
                                  "bw": "link/bw.mpich5.json", "algos": "algos",
                                  "colls": ["allreduce", "bcast", "alltoall"],
                                  "choices": ("compare", ["engine-mpich5"])}),
+        "confirm": ("verdicts", {"folder": "confirm",
+                                 "series": ["engine-mpich5", "engine-plain-mpich5"]}),
     },
     **{f"vm-20261127/cluster-{mpi}-2x2/README.md": {
         # the main job's sweep at 2 hosts x 2 ranks, 10 Gbit/s links (scripts/cluster_sweep.sh)
