@@ -465,6 +465,9 @@ BLOCKS = {
         "mpis": ("compare", {"folder": "mpis",
                              "series": ["engine-mpich4", "engine-plain-mpich4", "preload-mpich4",
                                         "preload-mpich5", "preload-openmpi5"]}),
+        "private-after": ("verdicts", {"folder": "private-after",
+                                       "series": ["engine-plain-mpich4", "preload-mpich4",
+                                                  "preload-openmpi5"]}),
     },
     "vm-20261125/issue28/README.md": {
         "bands": ("ratios", {"rows": [(c, f"{c}.engine.r2.json", f"{c}.mpi.r2.json") for c in
