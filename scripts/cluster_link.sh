@@ -16,7 +16,10 @@
 #   algos    every engine algorithm that runs across the hosts (--algo all: the one-node
 #            ones are refused there and skipped) on the same sizes, validated (-c),
 #            CB_PASSES passes, each pass the collectives in an order shuffled anew
-#            (OUT/algos/<coll>.<pass>.json; CB_SEED as for compare_mpis.sh)
+#            (OUT/algos/<coll>.<pass>.json; CB_SEED as for compare_mpis.sh); with
+#            CB_LINK_PPN=2 (ranks per host, default 1) its 2 x PPN ranks wait by yielding
+#            (--wait yield: a host has fewer cores than ranks), so that the hierarchical
+#            algorithms run with ranks on each node
 # MPIs: CB_MPIS (default "mpich5 openmpi5"; MPICH 4.0.2's UCX hangs in MPI_Finalize across
 # hosts, docs/cluster.md), the engine on the first. Builds: compare_mpis.sh's Release
 # folders (build-release/ for mpich4, build-release-MPI/ for the others; compare builds them,
@@ -44,9 +47,11 @@ sizes=${CB_LINK_SIZES:-4:16M}
 factor=${CB_LINK_STEPFACTOR:-4}
 passes=${CB_PASSES:-6}
 iters_large=${CB_ITERS_LARGE:-10}
+link_ppn=${CB_LINK_PPN:-1}
 seed=${CB_SEED:-$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')}
-[[ $passes =~ ^[1-9][0-9]*$ && $seed =~ ^[0-9]+$ && $factor =~ ^[1-9][0-9]*$ ]] ||
-  { echo "cluster_link: CB_PASSES, CB_SEED and CB_LINK_STEPFACTOR must be whole numbers" >&2; exit 2; }
+[[ $passes =~ ^[1-9][0-9]*$ && $seed =~ ^[0-9]+$ && $factor =~ ^[1-9][0-9]*$ &&
+   $link_ppn =~ ^[1-9][0-9]*$ ]] ||
+  { echo "cluster_link: CB_PASSES, CB_SEED, CB_LINK_STEPFACTOR and CB_LINK_PPN must be whole numbers" >&2; exit 2; }
 build_of() { case $1 in mpich4) echo build-release ;; *) echo "build-release-$1" ;; esac; }
 real_of() { (source "$here/mpi_select.sh" && CB_MPI=$1 cb_mpi_select >/dev/null &&
              echo "${CB_MPIRUN_REAL:-mpirun}"); }
@@ -68,13 +73,13 @@ export CB_HOSTFILE CB_LINE_RATE_GBPS
 # shellcheck source=scripts/launch.sh
 source "$here/launch.sh"
 
-run_on() {  # run_on MPI OUT.json BENCH ARGS...: 2 ranks, one per host
-  local mpi=$1 json=$2 bench=$3 real build
-  shift 3
+run_on() {  # run_on MPI OUT.json PPN BENCH ARGS...: 2 x PPN ranks, PPN per host
+  local mpi=$1 json=$2 ppn=$3 bench=$4 real build
+  shift 4
   real=$(real_of "$mpi")
   build=$(build_of "$mpi")
   [ -x "$build/cb_$bench" ] || { echo "cluster_link: $build/cb_$bench is missing" >&2; return 2; }
-  MPIRUN=$real cb_launch_cmd 2 1 || return 2
+  MPIRUN=$real cb_launch_cmd $((2 * ppn)) "$ppn" || return 2
   echo "== $(basename "$json" .json): ${CB_LAUNCH[*]:1} cb_$bench $*"
   CB_MPIRUN_REAL=$real CB_MPIRUN_AS_USERS=1 "$here/mpirun_compat.sh" "${CB_LAUNCH[@]:1}" \
     "$build/cb_$bench" -J "$json" "$@" > "${json%.json}.txt" 2>&1 ||
@@ -91,9 +96,9 @@ for step in "${steps[@]}"; do
       for mpi in $mpis; do
         # few large iterations: a 16 MiB message takes ~0.13 s at 1 Gbit/s (cb_bw's window
         # of 16 messages: ~2 s per iteration)
-        run_on "$mpi" "$out/link/latency.$mpi.json" latency -m "$sizes" --stepfactor "$factor" \
+        run_on "$mpi" "$out/link/latency.$mpi.json" 1 latency -m "$sizes" --stepfactor "$factor" \
           -i 200 --iterations-large 5 --warmup-large 1 --repeat 3 || failed=$((failed + 1))
-        run_on "$mpi" "$out/link/bw.$mpi.json" bw -m "$sizes" --stepfactor "$factor" \
+        run_on "$mpi" "$out/link/bw.$mpi.json" 1 bw -m "$sizes" --stepfactor "$factor" \
           -i 20 --iterations-large 2 --warmup-large 1 -W 16 || failed=$((failed + 1))
       done ;;
     compare)
@@ -105,6 +110,8 @@ for step in "${steps[@]}"; do
         failed=$((failed + 1)) ;;
     algos)
       mkdir -p "$out/algos"
+      wait_args=()
+      [ "$link_ppn" = 1 ] || wait_args=(--wait yield)
       RANDOM=$seed
       for pass in $(seq 1 "$passes"); do
         read -r -a order <<<"$colls"
@@ -113,9 +120,10 @@ for step in "${steps[@]}"; do
           t=${order[i]} order[i]=${order[j]} order[j]=$t
         done
         for coll in "${order[@]}"; do
-          run_on "$engine_mpi" "$out/algos/$coll.$pass.json" "$coll" --backend engine \
-            --algo all -m "$sizes" --stepfactor "$factor" -c -i 200 \
-            --iterations-large "$iters_large" --time-limit 120 || failed=$((failed + 1))
+          run_on "$engine_mpi" "$out/algos/$coll.$pass.json" "$link_ppn" "$coll" \
+            --backend engine --algo all -m "$sizes" --stepfactor "$factor" -c -i 200 \
+            --iterations-large "$iters_large" --time-limit 120 "${wait_args[@]}" ||
+            failed=$((failed + 1))
         done
       done ;;
   esac

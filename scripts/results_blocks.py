@@ -294,7 +294,7 @@ def _fmt_time(us):
     return f"{us:.3g}" if us < 1000 else f"{us:,.0f}"
 
 
-def link_model(folder, latency, bw, algos, colls, choices):
+def link_model(folder, latency, bw, algos, colls, choices=None, model_times=True):
     """The alpha-beta model beside the measurement across one link (scripts/model.py's cost
     formulas and least squares): alpha and beta fitted to cb_latency between the hosts
     (T = alpha + beta m), gamma pooled over the allreduce runs with those fixed (as model.py
@@ -305,7 +305,9 @@ def link_model(folder, latency, bw, algos, colls, choices):
     `hierarchical` costs as the algorithm it runs among the node leaders at one rank per
     node (recursive doubling or binomial up to the table's hierarchical_*_small_bytes, as
     the documents record it, ring or scatter-allgather above); `mpi` as the best of the
-    formulas (what a library could reach)."""
+    formulas (what a library could reach). choices None: no such columns; model_times
+    False: the link's parameters only, no model column (ranks on a node talk through shared
+    memory, which the link's alpha and beta do not describe)."""
     import model  # scripts/model.py: the formulas and the fit, not a second copy
     lat_path = _files(folder, latency)[0]
     lat_doc = _load(lat_path)
@@ -370,8 +372,10 @@ def link_model(folder, latency, bw, algos, colls, choices):
         cost = f(ranks, b) if f else None
         return cost.time(params) if cost else None
 
+    choices = choices or (None, [])
     chosen = {}  # series -> coll -> bytes -> the algorithm the engine ran
-    for path, text in compare_mpis.run_documents(os.path.join(folder, choices[0])):
+    for path, text in (compare_mpis.run_documents(os.path.join(folder, choices[0]))
+                       if choices[0] else []):
         m = compare_mpis.NAME.match(os.path.basename(path))
         if m and m["series"] in choices[1]:
             for r in json.loads(text).get("results", []):
@@ -380,9 +384,10 @@ def link_model(folder, latency, bw, algos, colls, choices):
     for coll in colls:
         times, _ = _pass_times(texts, coll)
         names = sorted(times)
-        lines += [f"{coll} (us: median [95 % interval] over the passes; model):", "",
-                  "| size | " + " | ".join(names) + " | fastest | "
-                  + " | ".join(f"table's choice for {c} / fastest" for c in choices[1]) + " |",
+        lines += [f"{coll} (us: median [95 % interval] over the passes"
+                  + ("; model" if model_times else "") + "):", "",
+                  "| size | " + " | ".join(names) + " | fastest |"
+                  + "".join(f" table's choice for {c} / fastest |" for c in choices[1]),
                   "|---|" + "---|" * (len(names) + 1 + len(choices[1]))]
         for b in sorted({b for a in names for b in times[a]}):
             row, meds = [fmt_size(b)], {}
@@ -394,7 +399,7 @@ def link_model(folder, latency, bw, algos, colls, choices):
                 ts = [passes[p] for p in sorted(passes)]
                 meds[a] = cbstats.median(ts)
                 m = cbstats.median_interval(ts)
-                model_t = predict(coll, a, b)
+                model_t = predict(coll, a, b) if model_times else None
                 row.append(_fmt_time(meds[a]) + (f" [{_fmt_time(m['lo'])}, {_fmt_time(m['hi'])}]"
                                                  if m else "")
                            + (f"; {_fmt_time(model_t)}" if model_t is not None else ""))
