@@ -351,7 +351,9 @@ def link_model(folder, latency, bw, algos, colls, choices=None, model_times=True
                  if name != "all" and e["rms_pct"] is not None)
              + " RMS); gamma (reduction) "
              + (f"{gamma * 1e3:.3f} ns/B, pooled over the allreduce runs" if gamma is not None
-                else "unknown") + f". Model: scripts/model.py's cost formulas at {ranks} ranks.",
+                else "unknown") + (f". Model: scripts/model.py's cost formulas at {ranks} ranks."
+                                   if model_times else
+                                   f". {ranks} ranks, {per_node} per node: no model column."),
              ""]
 
     def predict(coll, algo, b):
@@ -521,6 +523,10 @@ BLOCKS = {
                                  "choices": ("compare", ["engine-mpich5"])}),
         "confirm": ("verdicts", {"folder": "confirm",
                                  "series": ["engine-mpich5", "engine-plain-mpich5"]}),
+        "algos-2x2": ("link_model", {"latency": "link/latency.mpich5.json",
+                                     "bw": "link/bw.mpich5.json", "algos": "algos-2x2",
+                                     "colls": ["allreduce", "bcast", "alltoall"],
+                                     "model_times": False}),
     },
     **{f"vm-20261127/cluster-{mpi}-2x2/README.md": {
         # the main job's sweep at 2 hosts x 2 ranks, 10 Gbit/s links (scripts/cluster_sweep.sh)
