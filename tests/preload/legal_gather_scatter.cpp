@@ -14,41 +14,26 @@
 // of those calls to be the engine's.
 #include "legal_gather_scatter.hpp"
 
+#include "legal_common.hpp"
+
 #include <mpi.h>
 
 #include <cstdint>
 #include <cstdio>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
 
 namespace {
 
-std::vector<std::string>* g_lines = nullptr;
-int* g_errors = nullptr;
-int g_rank = 0;
-std::map<std::string, long> g_calls;
+using namespace legal;
 
-void own(const std::string& name, const std::vector<int>& v) {
-  uint64_t h = 1469598103934665603ull;  // 64-bit FNV-1a, as legal_programs.cpp
-  const auto* b = reinterpret_cast<const unsigned char*>(v.data());
-  for (size_t i = 0; i < v.size() * sizeof(int); ++i) h = (h ^ b[i]) * 1099511628211ull;
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
-  g_lines->push_back("own " + name + " " + buf);
-}
+std::map<std::string, long> g_calls;
 
 template <typename Want>
 void expect(const std::string& what, const std::vector<int>& got, Want&& want) {
-  int shown = 0;
-  for (size_t i = 0; i < got.size(); ++i) {
-    const int w = want(i);
-    if (got[i] == w) continue;
-    ++*g_errors;
-    if (shown++ < 3)
-      std::fprintf(stderr, "legal_programs: rank %d: %s: element %zu is %d, expected %d\n", g_rank,
-                   what.c_str(), i, got[i], w);
-  }
+  expect_eq<int>(what, got, std::function<int(size_t)>(std::forward<Want>(want)));
 }
 
 // Element i of communicator rank r's block in call k.
@@ -247,19 +232,15 @@ void gather_scatter() {
   large_count(100, 5);  // not k: the halves made different numbers of calls
 #endif
   for (const auto& [fn, calls] : g_calls)
-    g_lines->push_back("calls " + fn + " " + std::to_string(calls));
+    g_lines.push_back("calls " + fn + " " + std::to_string(calls));
   MPI_Comm_free(&rev);
   MPI_Comm_free(&half);
 }
 
 }  // namespace
 
-bool run_gather_scatter_case(const std::string& name, std::vector<std::string>& lines,
-                             int& errors) {
+bool run_gather_scatter_case(const std::string& name) {
   if (name != "gather_scatter") return false;
-  g_lines = &lines;
-  g_errors = &errors;
-  MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
   gather_scatter();
   return true;
 }

@@ -3,9 +3,8 @@
 #pragma once
 
 #include <string>
-#include <vector>
 
 // Runs case `name` when it is one of legal_gather_scatter.cpp's: appends its result lines
-// ("own NAME HASH", "calls FUNCTION N") to `lines` and adds its wrong elements to `errors`.
-// False for any other name.
-bool run_gather_scatter_case(const std::string& name, std::vector<std::string>& lines, int& errors);
+// ("own NAME HASH", "calls FUNCTION N") to legal::g_lines and counts its wrong elements in
+// legal::g_errors (legal_common.hpp). False for any other name.
+bool run_gather_scatter_case(const std::string& name);

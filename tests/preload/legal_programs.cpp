@@ -1760,7 +1760,7 @@ int main(int argc, char** argv) {
   } else if (name == "small_devshm") {
     small_devshm(arg_int(argc, argv, 3, 8));
   } else if (legal_progress(name, argc, argv)) {  // legal_progress.cpp's cases
-  } else if (run_gather_scatter_case(name, g_lines, g_errors)) {
+  } else if (run_gather_scatter_case(name)) {
     // legal_gather_scatter.cpp's cases
   } else {
     known = false;
