@@ -288,11 +288,10 @@ void save_trace(const Trace& trace, const std::string& path) {
   if (!file) fail(path, "write failed");
 }
 
-Trace load_trace(const std::string& path) {
-  return detail::load_trace_file(path, 0);
-}
+namespace {
 
-Trace detail::load_trace_file(const std::string& path, int world_hint) {
+// The file as its format says, before check_ranks.
+Trace read_trace_file(const std::string& path, int world_hint) {
   std::ifstream file(path, std::ios::binary);
   if (!file) fail(path, std::string("cannot open: ") + std::strerror(errno));
   std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
@@ -346,6 +345,38 @@ Trace detail::load_trace_file(const std::string& path, int world_hint) {
     if (doc.contains("entries")) return import_flight_recorder(doc, path);
   }
   return parse_trace_json(doc, path);
+}
+
+}  // namespace
+
+Trace load_trace(const std::string& path) {
+  return detail::load_trace_file(path, 0);
+}
+
+void detail::check_ranks(const Trace& trace, const std::string& origin) {
+  const int world = trace.world_size;
+  for (size_t i = 0; i < trace.ops.size(); ++i) {
+    const TraceOp& op = trace.ops[i];
+    const std::string where =
+        origin + ": operation " + std::to_string(i) + (op.name.empty() ? "" : " (" + op.name + ")");
+    for (const int rank : op.group)
+      if (world > 0 && rank >= world)
+        fail(where, "its process group has rank " + std::to_string(rank) +
+                        ", which is not below the trace's world_size " + std::to_string(world));
+    if (!coll_is_rooted(op.coll)) continue;
+    if (world > 0 && op.root >= world)
+      fail(where, "root " + std::to_string(op.root) + " is not below the trace's world_size " +
+                      std::to_string(world));
+    if (!op.group.empty() && op.root >= static_cast<int>(op.group.size()))
+      fail(where, "root " + std::to_string(op.root) + " is not below its process group's size " +
+                      std::to_string(op.group.size()));
+  }
+}
+
+Trace detail::load_trace_file(const std::string& path, int world_hint) {
+  Trace trace = read_trace_file(path, world_hint);
+  check_ranks(trace, path);
+  return trace;
 }
 
 }  // namespace cb::dl

@@ -33,7 +33,15 @@ TraceOp op_from_bytes(Coll coll, size_t bytes);
 
 // load_trace(path), with the ranks of the job when the file's format may not say them
 // (a Chakra ET in a folder of n per-rank files: its reduce_scatter and all-to-all shares).
+// Also refuses a trace whose ranks disagree with its world size (check_ranks).
 Trace load_trace_file(const std::string& path, int world_hint);
+
+// What parse_trace_json refuses in a record, checked on a whole trace however it was read:
+// a process-group rank or a root at or beyond world_size, a root beyond its group. An
+// importer can be handed such a trace (a profiler trace whose distributedInfo.world_size is
+// smaller than its "Process Group Ranks"); refusing it at load keeps the promise that every
+// trace cb_replay loads can be written as collbench JSON and read back (--export-trace).
+void check_ranks(const Trace& trace, const std::string& origin);
 
 // "dir/resnet50.trace.json" -> "resnet50.trace": the default trace name.
 std::string file_stem(const std::string& origin);

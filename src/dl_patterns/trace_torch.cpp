@@ -929,6 +929,7 @@ Trace load_trace(const std::string& path, int rank) {
   for (const auto& [r, file] : files) traces.push_back(load_trace_file(file, n));
   if (Trace merged = merge_groups(traces, files, rank % n, path); !merged.ops.empty()) {
     merged.world_size = n;
+    check_ranks(merged, path);
     return name_folder(std::move(merged), path, rank % n, n);
   }
   // Every rank must issue the same collectives, or the replay would hang or mismatch.
@@ -956,6 +957,7 @@ Trace load_trace(const std::string& path, int rank) {
     }
   }
   t.world_size = n;
+  check_ranks(t, path);
   return name_folder(std::move(t), path, rank % n, n);
 }
 

@@ -419,6 +419,23 @@ TEST(TraceTorch, BadInputNamesTheFileAndTheField) {
                   "k.json");
             }).find("field \"args.In split size\": must be a list of sizes"),
             std::string::npos);
+  // A job of 1 rank whose group names 4 (a fuzzing finding): collbench JSON could not hold
+  // it (--export-trace would write a file cb_replay refuses), so the load refuses it.
+  json small_job = {{"distributedInfo", {{"world_size", 1}}},
+                    {"traceEvents", {param_comms("allreduce", json::object(), 1)}}};
+  TempFile w1("w1.json", small_job.dump());
+  const std::string g = trace_error([&] { load_trace(w1.path()); });
+  EXPECT_NE(g.find(w1.path() + ": operation 0 (allreduce on pg 0 (default_pg) seq 1): its "
+                               "process group has rank 1, which is not below the trace's "
+                               "world_size 1"),
+            std::string::npos)
+      << g;
+  // A bcast rooted beyond its group.
+  small_job["distributedInfo"]["world_size"] = 4;
+  small_job["traceEvents"] = {param_comms("broadcast", {{"Root", 5}}, 1)};
+  TempFile root("root.json", small_job.dump());
+  const std::string r = trace_error([&] { load_trace(root.path()); });
+  EXPECT_NE(r.find("root 5 is not below the trace's world_size 4"), std::string::npos) << r;
 }
 
 }  // namespace
