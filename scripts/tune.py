@@ -55,7 +55,7 @@ COLLS = {"allreduce": "4:64M", "bcast": "4:64M", "alltoall": "4:4M",
 # What libcb_engine_preload.so routes to the engine (docs/preload.md), barrier aside (no
 # buffers, so no private-buffer tier).
 PRELOADED = {"allreduce", "bcast", "alltoall", "allgather", "reduce_scatter", "reduce", "gather",
-             "scatter"}
+             "scatter", "allgatherv"}
 HIERARCHICAL = {"allreduce", "bcast"}  # tried between the shared-memory and MPI tiers
 TIERS = {  # name: (CB_ENGINE_SHM, extra options)
     "plain": (True, ["--alloc", "plain"]),

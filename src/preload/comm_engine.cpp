@@ -121,8 +121,12 @@ WaitMode wait_mode_for(int host_ranks) {
 class NbOp {
  public:
   NbOp(std::shared_ptr<CommEngine> eng, const engine::Algorithm& algo, const CollArgs& a,
-       const char* function, std::shared_ptr<Packing> packing)
-      : eng_(std::move(eng)), function_(function), packing_(std::move(packing)) {
+       const char* function, std::shared_ptr<Packing> packing,
+       std::shared_ptr<const CountMatrix> counts)
+      : eng_(std::move(eng)),
+        function_(function),
+        packing_(std::move(packing)),
+        counts_(std::move(counts)) {
     const int tag = engine::build_operation(sched_, algo, a, eng_->world_, eng_->comm_);
     exec_ = std::make_unique<engine::Execution>(sched_, eng_->comm_, eng_->host_, tag);
   }
@@ -155,6 +159,7 @@ class NbOp {
   std::shared_ptr<CommEngine> eng_;  // the communicator's engine outlives its operations
   const char* function_;
   std::shared_ptr<Packing> packing_;  // its bytes outlive the execution (declared before it)
+  std::shared_ptr<const CountMatrix> counts_;  // the v-form's blocks, likewise
   engine::Schedule sched_;
   std::unique_ptr<engine::Execution> exec_;  // after sched_: destroyed first
 };
@@ -562,10 +567,12 @@ void CommEngine::run(const CollArgs& a, const engine::Algorithm& algo) {
 }
 
 void CommEngine::start(const CollArgs& a, const engine::Algorithm& algo, const char* function,
-                       MPI_Request* request, std::shared_ptr<Packing> packing) {
+                       MPI_Request* request, std::shared_ptr<Packing> packing,
+                       std::shared_ptr<const CountMatrix> counts) {
   Guard g;
   started_nonblocking_.store(true, std::memory_order_relaxed);
-  auto op = std::make_unique<NbOp>(shared_from_this(), algo, a, function, std::move(packing));
+  auto op = std::make_unique<NbOp>(shared_from_this(), algo, a, function, std::move(packing),
+                                   std::move(counts));
   CB_MPI(mpi_compat::pmpi_grequest_start(query_fn, free_fn, cancel_fn, poll_fn, wait_fn, op.get(),
                                          request));
   NbOp* raw = op.release();  // MPI owns it now (free_fn)

@@ -61,9 +61,11 @@ class CommEngine : public std::enable_shared_from_this<CommEngine> {
   // meanwhile.
   void run(const CollArgs& args, const engine::Algorithm& algo);
   // Starts `args` with `algo` as a generalized request in *request; `packing` (route.hpp,
-  // already packed) is unpacked when the operation completes, before the request does.
+  // already packed) is unpacked when the operation completes, before the request does;
+  // `counts` (args.counts, a v-form's blocks) lives as long as the operation.
   void start(const CollArgs& args, const engine::Algorithm& algo, const char* function,
-             MPI_Request* request, std::shared_ptr<Packing> packing = nullptr);
+             MPI_Request* request, std::shared_ptr<Packing> packing = nullptr,
+             std::shared_ptr<const CountMatrix> counts = nullptr);
 
   engine::Comm& comm() { return comm_; }
   // Whether a non-blocking operation ever ran on this engine: the same on every rank of

@@ -2,8 +2,8 @@
 // MPI profiling interface (docs/preload.md).
 //   LD_PRELOAD=build/libcb_engine_preload.so mpirun -n N ./app
 // MPI_Allreduce, MPI_Bcast, MPI_Alltoall, MPI_Reduce, MPI_Allgather,
-// MPI_Reduce_scatter_block, MPI_Gather, MPI_Scatter, MPI_Barrier and their non-blocking
-// forms go to the engine of their communicator when route.hpp says the engine can run
+// MPI_Reduce_scatter_block, MPI_Gather, MPI_Scatter, MPI_Allgatherv, MPI_Barrier and their
+// non-blocking forms go to the engine of their communicator when route.hpp says the engine can run
 // them; everything else goes to the PMPI_ call unchanged. MPI_Wait*/MPI_Test* advance the
 // engine's non-blocking operations while any is in flight. Exceptions never leave these C
 // functions.
@@ -32,7 +32,7 @@ namespace {
 #define CB_ROUTED_FUNCTIONS(X) \
   X(Allreduce) X(Bcast) X(Alltoall) X(Reduce) X(Allgather) X(Reduce_scatter_block) \
   X(Iallreduce) X(Ibcast) X(Ialltoall) X(Ireduce) X(Iallgather) X(Ireduce_scatter_block) \
-  X(Gather) X(Scatter) X(Igather) X(Iscatter)
+  X(Gather) X(Scatter) X(Igather) X(Iscatter) X(Allgatherv) X(Iallgatherv)
 enum Fn : int {
 #define CB_FN(name) k##name, k##name##_c,
   CB_ROUTED_FUNCTIONS(CB_FN)
@@ -235,17 +235,18 @@ Signature exchange_signature(MPI_Comm c, MPI_Count sn, MPI_Datatype st, MPI_Coun
 // here as its type signature counts them (count x MPI_Type_size, the same for the engine and
 // MPI): a reduction's input (reduce_scatter_block's n blocks), a bcast's buffer, the n
 // blocks an alltoall or allgather receives, the n blocks a gather's root receives or a
-// scatter's root sends (another rank's one block); 0 for a barrier. Only asked in verbose
-// mode.
+// scatter's root sends (another rank's one block), all blocks of an allgatherv; 0 for a
+// barrier. Only asked in verbose mode.
 size_t call_bytes(Fn fn, const Signature& sig) {
   if (fn >= kBarrier || sig.comm == MPI_COMM_NULL) return 0;
   const int base = fn & ~1;  // the int form; k<Name>_c follows k<Name>
   if (base == kGather || base == kIgather || base == kScatter || base == kIscatter)
     return rooted_bytes(base == kGather || base == kIgather, sig);
+  const bool vform = base == kAllgatherv || base == kIallgatherv;  // count2: all blocks' elements
   const bool exchange =
       base == kAlltoall || base == kAllgather || base == kIalltoall || base == kIallgather;
-  const MPI_Count count = exchange ? sig.count2 : sig.count;
-  const MPI_Datatype type = exchange ? sig.type2 : sig.type;
+  const MPI_Count count = exchange || vform ? sig.count2 : sig.count;
+  const MPI_Datatype type = exchange || vform ? sig.type2 : sig.type;
   if (count <= 0 || type == MPI_DATATYPE_NULL) return 0;
   int size = 0;
   if (PMPI_Type_size(type, &size) != MPI_SUCCESS || size <= 0) return 0;
@@ -302,7 +303,7 @@ CommEngine* remembered_pass(Fn fn, const Signature& sig) {
 }
 
 void remember_pass(Fn fn, const Signature& sig, const Route& r, CommEngine* eng) {
-  if (eng && r.reason == kTunedToLibrary && !r.derived)
+  if (eng && r.reason == kTunedToLibrary && !r.derived && !r.counts)
     t_tuned[fn] = {sig, engines_generation(), eng};
 }
 
@@ -366,7 +367,7 @@ bool decide(Fn fn, const Signature& sig, bool blocking, Decide&& how, Route& r,
     return true;
   }
   *routed = eng.get();
-  if (!r.derived && !r.packing) t_routed[fn] = {sig, generation, r, eng.get(), *algo};
+  if (!r.derived && !r.packing && !r.counts) t_routed[fn] = {sig, generation, r, eng.get(), *algo};
   return true;
 }
 
@@ -449,7 +450,7 @@ int nonblocking(Fn fn, const Signature& sig, MPI_Request* request, Decide&& how,
   count_engine(fn, sig);
   try {
     if (r.packing) r.packing->pack(r.args, true);
-    routed->start(r.args, *algo, kNames[fn], request, r.packing);
+    routed->start(r.args, *algo, kNames[fn], request, r.packing, r.counts);
   } catch (const std::exception& e) {
     engine_failed(fn, e.what());
   }
@@ -460,74 +461,83 @@ int nonblocking(Fn fn, const Signature& sig, MPI_Request* request, Decide&& how,
 // ones (`_c`), so that one body below serves both.
 template <typename C>
 struct Lib;
-#define CB_LIB(C, SFX)                                                                          \
-  template <>                                                                                   \
-  struct Lib<C> {                                                                               \
-    static int allreduce(const void* s, void* r, C n, MPI_Datatype t, MPI_Op o, MPI_Comm c) {   \
-      return PMPI_Allreduce##SFX(s, r, n, t, o, c);                                             \
-    }                                                                                           \
-    static int iallreduce(const void* s, void* r, C n, MPI_Datatype t, MPI_Op o, MPI_Comm c,    \
-                          MPI_Request* q) {                                                     \
-      return PMPI_Iallreduce##SFX(s, r, n, t, o, c, q);                                         \
-    }                                                                                           \
-    static int reduce(const void* s, void* r, C n, MPI_Datatype t, MPI_Op o, int root,          \
-                      MPI_Comm c) {                                                             \
-      return PMPI_Reduce##SFX(s, r, n, t, o, root, c);                                          \
-    }                                                                                           \
-    static int ireduce(const void* s, void* r, C n, MPI_Datatype t, MPI_Op o, int root,         \
-                       MPI_Comm c, MPI_Request* q) {                                            \
-      return PMPI_Ireduce##SFX(s, r, n, t, o, root, c, q);                                      \
-    }                                                                                           \
-    static int reduce_scatter_block(const void* s, void* r, C n, MPI_Datatype t, MPI_Op o,      \
-                                    MPI_Comm c) {                                               \
-      return PMPI_Reduce_scatter_block##SFX(s, r, n, t, o, c);                                  \
-    }                                                                                           \
-    static int ireduce_scatter_block(const void* s, void* r, C n, MPI_Datatype t, MPI_Op o,     \
-                                     MPI_Comm c, MPI_Request* q) {                              \
-      return PMPI_Ireduce_scatter_block##SFX(s, r, n, t, o, c, q);                              \
-    }                                                                                           \
-    static int bcast(void* b, C n, MPI_Datatype t, int root, MPI_Comm c) {                      \
-      return PMPI_Bcast##SFX(b, n, t, root, c);                                                 \
-    }                                                                                           \
-    static int ibcast(void* b, C n, MPI_Datatype t, int root, MPI_Comm c, MPI_Request* q) {     \
-      return PMPI_Ibcast##SFX(b, n, t, root, c, q);                                             \
-    }                                                                                           \
-    static int alltoall(const void* s, C sn, MPI_Datatype st, void* r, C rn, MPI_Datatype rt,   \
-                        MPI_Comm c) {                                                           \
-      return PMPI_Alltoall##SFX(s, sn, st, r, rn, rt, c);                                       \
-    }                                                                                           \
-    static int ialltoall(const void* s, C sn, MPI_Datatype st, void* r, C rn, MPI_Datatype rt,  \
-                         MPI_Comm c, MPI_Request* q) {                                          \
-      return PMPI_Ialltoall##SFX(s, sn, st, r, rn, rt, c, q);                                   \
-    }                                                                                           \
-    static int allgather(const void* s, C sn, MPI_Datatype st, void* r, C rn, MPI_Datatype rt,  \
-                         MPI_Comm c) {                                                          \
-      return PMPI_Allgather##SFX(s, sn, st, r, rn, rt, c);                                      \
-    }                                                                                           \
-    static int iallgather(const void* s, C sn, MPI_Datatype st, void* r, C rn, MPI_Datatype rt, \
-                          MPI_Comm c, MPI_Request* q) {                                         \
-      return PMPI_Iallgather##SFX(s, sn, st, r, rn, rt, c, q);                                  \
-    }                                                                                           \
-    static int gather(const void* s, C sn, MPI_Datatype st, void* r, C rn, MPI_Datatype rt,     \
-                      int root, MPI_Comm c) {                                                   \
-      return PMPI_Gather##SFX(s, sn, st, r, rn, rt, root, c);                                   \
-    }                                                                                           \
-    static int igather(const void* s, C sn, MPI_Datatype st, void* r, C rn, MPI_Datatype rt,    \
-                       int root, MPI_Comm c, MPI_Request* q) {                                  \
-      return PMPI_Igather##SFX(s, sn, st, r, rn, rt, root, c, q);                               \
-    }                                                                                           \
-    static int scatter(const void* s, C sn, MPI_Datatype st, void* r, C rn, MPI_Datatype rt,    \
-                       int root, MPI_Comm c) {                                                  \
-      return PMPI_Scatter##SFX(s, sn, st, r, rn, rt, root, c);                                  \
-    }                                                                                           \
-    static int iscatter(const void* s, C sn, MPI_Datatype st, void* r, C rn, MPI_Datatype rt,   \
-                        int root, MPI_Comm c, MPI_Request* q) {                                 \
-      return PMPI_Iscatter##SFX(s, sn, st, r, rn, rt, root, c, q);                              \
-    }                                                                                           \
+#define CB_LIB(C, SFX, D)                                                                          \
+  template <>                                                                                      \
+  struct Lib<C> {                                                                                  \
+    using Disp = D; /* the displacements' type */                                                  \
+    static int allgatherv(const void* s, C sn, MPI_Datatype st, void* r, const C* rn, const D* d,  \
+                          MPI_Datatype rt, MPI_Comm c) {                                           \
+      return PMPI_Allgatherv##SFX(s, sn, st, r, rn, d, rt, c);                                     \
+    }                                                                                              \
+    static int iallgatherv(const void* s, C sn, MPI_Datatype st, void* r, const C* rn, const D* d, \
+                           MPI_Datatype rt, MPI_Comm c, MPI_Request* q) {                          \
+      return PMPI_Iallgatherv##SFX(s, sn, st, r, rn, d, rt, c, q);                                 \
+    }                                                                                              \
+    static int allreduce(const void* s, void* r, C n, MPI_Datatype t, MPI_Op o, MPI_Comm c) {      \
+      return PMPI_Allreduce##SFX(s, r, n, t, o, c);                                                \
+    }                                                                                              \
+    static int iallreduce(const void* s, void* r, C n, MPI_Datatype t, MPI_Op o, MPI_Comm c,       \
+                          MPI_Request* q) {                                                        \
+      return PMPI_Iallreduce##SFX(s, r, n, t, o, c, q);                                            \
+    }                                                                                              \
+    static int reduce(const void* s, void* r, C n, MPI_Datatype t, MPI_Op o, int root,             \
+                      MPI_Comm c) {                                                                \
+      return PMPI_Reduce##SFX(s, r, n, t, o, root, c);                                             \
+    }                                                                                              \
+    static int ireduce(const void* s, void* r, C n, MPI_Datatype t, MPI_Op o, int root,            \
+                       MPI_Comm c, MPI_Request* q) {                                               \
+      return PMPI_Ireduce##SFX(s, r, n, t, o, root, c, q);                                         \
+    }                                                                                              \
+    static int reduce_scatter_block(const void* s, void* r, C n, MPI_Datatype t, MPI_Op o,         \
+                                    MPI_Comm c) {                                                  \
+      return PMPI_Reduce_scatter_block##SFX(s, r, n, t, o, c);                                     \
+    }                                                                                              \
+    static int ireduce_scatter_block(const void* s, void* r, C n, MPI_Datatype t, MPI_Op o,        \
+                                     MPI_Comm c, MPI_Request* q) {                                 \
+      return PMPI_Ireduce_scatter_block##SFX(s, r, n, t, o, c, q);                                 \
+    }                                                                                              \
+    static int bcast(void* b, C n, MPI_Datatype t, int root, MPI_Comm c) {                         \
+      return PMPI_Bcast##SFX(b, n, t, root, c);                                                    \
+    }                                                                                              \
+    static int ibcast(void* b, C n, MPI_Datatype t, int root, MPI_Comm c, MPI_Request* q) {        \
+      return PMPI_Ibcast##SFX(b, n, t, root, c, q);                                                \
+    }                                                                                              \
+    static int alltoall(const void* s, C sn, MPI_Datatype st, void* r, C rn, MPI_Datatype rt,      \
+                        MPI_Comm c) {                                                              \
+      return PMPI_Alltoall##SFX(s, sn, st, r, rn, rt, c);                                          \
+    }                                                                                              \
+    static int ialltoall(const void* s, C sn, MPI_Datatype st, void* r, C rn, MPI_Datatype rt,     \
+                         MPI_Comm c, MPI_Request* q) {                                             \
+      return PMPI_Ialltoall##SFX(s, sn, st, r, rn, rt, c, q);                                      \
+    }                                                                                              \
+    static int allgather(const void* s, C sn, MPI_Datatype st, void* r, C rn, MPI_Datatype rt,     \
+                         MPI_Comm c) {                                                             \
+      return PMPI_Allgather##SFX(s, sn, st, r, rn, rt, c);                                         \
+    }                                                                                              \
+    static int iallgather(const void* s, C sn, MPI_Datatype st, void* r, C rn, MPI_Datatype rt,    \
+                          MPI_Comm c, MPI_Request* q) {                                            \
+      return PMPI_Iallgather##SFX(s, sn, st, r, rn, rt, c, q);                                     \
+    }                                                                                              \
+    static int gather(const void* s, C sn, MPI_Datatype st, void* r, C rn, MPI_Datatype rt,        \
+                      int root, MPI_Comm c) {                                                      \
+      return PMPI_Gather##SFX(s, sn, st, r, rn, rt, root, c);                                      \
+    }                                                                                              \
+    static int igather(const void* s, C sn, MPI_Datatype st, void* r, C rn, MPI_Datatype rt,       \
+                       int root, MPI_Comm c, MPI_Request* q) {                                     \
+      return PMPI_Igather##SFX(s, sn, st, r, rn, rt, root, c, q);                                  \
+    }                                                                                              \
+    static int scatter(const void* s, C sn, MPI_Datatype st, void* r, C rn, MPI_Datatype rt,       \
+                       int root, MPI_Comm c) {                                                     \
+      return PMPI_Scatter##SFX(s, sn, st, r, rn, rt, root, c);                                     \
+    }                                                                                              \
+    static int iscatter(const void* s, C sn, MPI_Datatype st, void* r, C rn, MPI_Datatype rt,      \
+                        int root, MPI_Comm c, MPI_Request* q) {                                    \
+      return PMPI_Iscatter##SFX(s, sn, st, r, rn, rt, root, c, q);                                 \
+    }                                                                                              \
   };
-CB_LIB(int, )
+CB_LIB(int, , int)
 #if MPI_VERSION >= 4
-CB_LIB(MPI_Count, _c)
+CB_LIB(MPI_Count, _c, MPI_Aint)
 #endif
 #undef CB_LIB
 
@@ -680,6 +690,39 @@ int irooted(Fn fn, Coll coll, const void* s, C sn, MPI_Datatype st, void* r, C r
       pass);
 }
 
+// Allgatherv. Its signature holds the send side and, as count2, the elements of all blocks
+// (for CB_PRELOAD_VERBOSE's bytes); its route depends on the count arrays too, so it is
+// never remembered (Route::counts).
+template <typename C, typename D>
+Signature allgatherv_signature(MPI_Comm c, C sn, MPI_Datatype st, const C* rn, MPI_Datatype rt,
+                               const void* s, const void* r) {
+  MPI_Count all = 0;
+  int inter = 1, n = 0;
+  if (c != MPI_COMM_NULL && rn && PMPI_Comm_test_inter(c, &inter) == MPI_SUCCESS && !inter &&
+      PMPI_Comm_size(c, &n) == MPI_SUCCESS)
+    for (int j = 0; j < n; ++j) all += rn[j] > 0 ? static_cast<MPI_Count>(rn[j]) : 0;
+  return exchange_signature(c, sn, st, all, rt, s, r);
+}
+template <typename C, typename D = typename Lib<C>::Disp>
+int allgatherv_(Fn fn, const void* s, C sn, MPI_Datatype st, void* r, const C* rn, const D* d,
+                MPI_Datatype rt, MPI_Comm c) {
+  if (inside_engine()) return Lib<C>::allgatherv(s, sn, st, r, rn, d, rt, c);
+  return blocking(
+      fn, allgatherv_signature<C, D>(c, sn, st, rn, rt, s, r),
+      [&] { return allgatherv<C, D>(s, sn, st, r, rn, d, rt, c); },
+      [&] { return Lib<C>::allgatherv(s, sn, st, r, rn, d, rt, c); },
+      [&](MPI_Request* q) { return Lib<C>::iallgatherv(s, sn, st, r, rn, d, rt, c, q); });
+}
+template <typename C, typename D = typename Lib<C>::Disp>
+int iallgatherv(Fn fn, const void* s, C sn, MPI_Datatype st, void* r, const C* rn, const D* d,
+                MPI_Datatype rt, MPI_Comm c, MPI_Request* q) {
+  const auto pass = [&] { return Lib<C>::iallgatherv(s, sn, st, r, rn, d, rt, c, q); };
+  if (inside_engine()) return pass();
+  return nonblocking(
+      fn, allgatherv_signature<C, D>(c, sn, st, rn, rt, s, r), q,
+      [&] { return allgatherv<C, D>(s, sn, st, r, rn, d, rt, c); }, pass);
+}
+
 }  // namespace
 }  // namespace cb::preload
 
@@ -763,6 +806,16 @@ using cb::Coll;
     return irooted(kIscatter##SFX, Coll::Scatter, s, sn, st, r, rn, rt, root, c, q);       \
   }
 
+#define CB_ALLGATHERV(SFX, C, D)                                                                  \
+  CB_EXPORT int MPI_Allgatherv##SFX(const void* s, C sn, MPI_Datatype st, void* r, const C rn[],  \
+                                    const D d[], MPI_Datatype rt, MPI_Comm c) {                   \
+    return allgatherv_(kAllgatherv##SFX, s, sn, st, r, rn, d, rt, c);                             \
+  }                                                                                               \
+  CB_EXPORT int MPI_Iallgatherv##SFX(const void* s, C sn, MPI_Datatype st, void* r, const C rn[], \
+                                     const D d[], MPI_Datatype rt, MPI_Comm c, MPI_Request* q) {  \
+    return iallgatherv(kIallgatherv##SFX, s, sn, st, r, rn, d, rt, c, q);                         \
+  }
+
 extern "C" {
 
 CB_EXPORT int MPI_Finalize(void) {
@@ -772,6 +825,10 @@ CB_EXPORT int MPI_Finalize(void) {
 
 CB_ROUTED_PAIR(CB_ALLREDUCE)
 CB_ROUTED_PAIR(CB_GATHER_SCATTER)
+CB_ALLGATHERV(, int, int)
+#if MPI_VERSION >= 4
+CB_ALLGATHERV(_c, MPI_Count, MPI_Aint)
+#endif
 
 CB_EXPORT int MPI_Barrier(MPI_Comm comm) {
   if (inside_engine()) return PMPI_Barrier(comm);

@@ -165,10 +165,6 @@ CB_P2P(_c, MPI_Count)
               (const void* s, const C sn[], const D d[], MPI_Datatype st, void* r, C rn,          \
                MPI_Datatype rt, int root, MPI_Comm c),                                            \
               (s, sn, d, st, r, rn, rt, root, c))                                                 \
-  CB_BLOCKING(Allgatherv##SFX,                                                                    \
-              (const void* s, C sn, MPI_Datatype st, void* r, const C rn[], const D d[],          \
-               MPI_Datatype rt, MPI_Comm c),                                                      \
-              (s, sn, st, r, rn, d, rt, c))                                                       \
   CB_BLOCKING(Alltoallv##SFX,                                                                     \
               (const void* s, const C sn[], const D sd[], MPI_Datatype st, void* r, const C rn[], \
                const D rd[], MPI_Datatype rt, MPI_Comm c),                                        \

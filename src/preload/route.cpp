@@ -440,6 +440,94 @@ Route scatter(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, v
   return r;
 }
 
+template <typename C, typename D>
+Route allgatherv(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
+                 const C* recvcounts, const D* displs, MPI_Datatype recvtype, MPI_Comm comm) {
+  Route r;
+  int rank = 0, size = 1;
+  if (r.reason = comm_reason(comm, &rank, &size); !r.reason.empty()) return r;
+  if (!recvcounts || !displs) return {{}, "invalid count"};
+  const bool in_place = sendbuf == MPI_IN_PLACE;  // MPI: on every rank or on none
+  if (recvtype == MPI_DATATYPE_NULL) return {{}, "invalid datatype"};
+  const Shape shape(recvtype);
+  if (shape.size < 0) return {{}, "invalid datatype"};
+  const size_t n = static_cast<size_t>(size), type_size = static_cast<size_t>(shape.size);
+  // Every block's bytes (the same on every rank), and whether this rank's blocks lie packed
+  // in rank order: displacement j the sum of the counts before it (an empty block's
+  // displacement is never used).
+  std::vector<size_t> bytes(n);
+  MPI_Count elements = 0;
+  bool in_order = true;
+  for (size_t j = 0; j < n; ++j) {
+    const MPI_Count c = static_cast<MPI_Count>(recvcounts[j]);
+    if (c < 0) return {{}, "invalid count"};
+    if (c > static_cast<MPI_Count>(kMaxBytes)) return {{}, "over 2 GiB"};
+    if (c > 0 && static_cast<MPI_Count>(displs[j]) != elements) in_order = false;
+    elements += c;
+    if (static_cast<size_t>(elements) > kMaxBytes) return {{}, "over 2 GiB"};
+    bytes[j] = static_cast<size_t>(c) * type_size;
+  }
+  Described all, in;
+  if (r.reason = describe(recvbuf, elements, recvtype, &all); !r.reason.empty()) return r;
+  if (all.bytes > kMaxBytes) return {{}, "over 2 GiB"};
+  if (!in_place) {
+    if (r.reason = describe(sendbuf, sendcount, sendtype, &in); !r.reason.empty()) return r;
+    if (in.bytes != bytes[static_cast<size_t>(rank)]) return {{}, "mismatched send/recv types"};
+  }
+  if (all.bytes == 0) return {{}, "empty"};  // the same on every rank
+  // The engine's blocks: row 0 of a count matrix (core/vcounts.hpp), every row alike.
+  std::vector<size_t> matrix(n * n);
+  for (size_t from = 0; from < n; ++from)
+    for (size_t j = 0; j < n; ++j) matrix[from * n + j] = bytes[j];
+  r.counts = std::make_shared<const CountMatrix>(std::move(matrix), size);
+  CollArgs& a = r.args;
+  r.derived = all.derived || (!in_place && in.derived);
+  a.coll = Coll::Allgatherv;
+  a.count = r.counts->mean();  // the tuning table's size: the mean block, as for cb_allgatherv
+  a.counts = r.counts.get();
+  a.dtype = Dtype::Char;
+  a.in_place = in_place;
+  const bool direct = in_order && !all.packed;
+  a.recv = {direct ? all.at : nullptr, all.bytes, Mem::Host};
+  a.send = in_place ? a.recv : Buf{in.at, in.bytes, Mem::Host};
+  // An empty send block (a null buffer, say, which is MPI_BOTTOM) is never read: not packed.
+  const bool pack_send = !in_place && in.packed && in.bytes > 0;
+  if (!direct || pack_send) {
+    r.packing = std::make_shared<Packing>();
+    if (!direct) {
+      // The blocks at their displacements, in rank order: one element of a type made for
+      // this call (the Packing frees it). In place this rank's own block is packed in too.
+      std::vector<int> lengths(n);
+      std::vector<MPI_Aint> at(n);
+      for (size_t j = 0; j < n; ++j) {
+        lengths[j] = static_cast<int>(recvcounts[j]);
+        at[j] = static_cast<MPI_Aint>(displs[j]) * shape.extent;
+      }
+      MPI_Datatype blocks = MPI_DATATYPE_NULL;
+      if (PMPI_Type_create_hindexed(size, lengths.data(), at.data(), recvtype, &blocks) !=
+              MPI_SUCCESS ||
+          PMPI_Type_commit(&blocks) != MPI_SUCCESS) {
+        if (blocks != MPI_DATATYPE_NULL) PMPI_Type_free(&blocks);
+        return {{}, "internal error"};
+      }
+      pack_side(r.packing->recv, Packing::Target::Recv, recvbuf, 1, blocks, in_place, true);
+      r.packing->own_recv_type();
+      r.derived = true;
+    }
+    if (pack_send)
+      pack_side(r.packing->send, Packing::Target::Send, sendbuf, sendcount, sendtype, true, false);
+  }
+  return r;
+}
+
+template Route allgatherv<int, int>(const void*, MPI_Count, MPI_Datatype, void*, const int*,
+                                    const int*, MPI_Datatype, MPI_Comm);
+#if MPI_VERSION >= 4
+template Route allgatherv<MPI_Count, MPI_Aint>(const void*, MPI_Count, MPI_Datatype, void*,
+                                               const MPI_Count*, const MPI_Aint*, MPI_Datatype,
+                                               MPI_Comm);
+#endif
+
 Route barrier(MPI_Comm comm) {
   Route r;
   int rank = 0, size = 1;

@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "core/args.hpp"
+#include "core/vcounts.hpp"
 
 namespace cb::preload {
 
@@ -63,6 +64,9 @@ class Packing {
   // RuntimeError on an MPI error.
   void pack(CollArgs& a, bool keep_types);
   void unpack();  // after the call
+  // `recv.type` is a type made for this call (allgatherv's blocks at their displacements):
+  // freed with the Packing, never duplicated.
+  void own_recv_type() { own_type_ = true; }
 
  private:
   bool own_type_ = false;
@@ -75,6 +79,9 @@ struct Route {
   // and reused for another type, and Packing's bytes belong to one call.
   bool derived = false;
   std::shared_ptr<Packing> packing;  // null: the engine moves the application's buffers
+  // The v-forms' blocks (args.counts points at it). Its counts are the call's arrays, which
+  // the signature does not hold: such a route is never remembered (preload.cpp).
+  std::shared_ptr<const CountMatrix> counts;
   bool engine() const { return reason.empty(); }
 };
 
@@ -93,6 +100,17 @@ Route gather(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, vo
              MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm);
 Route scatter(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
               MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm);
+// MPI_Allgatherv (C, D: int, int or MPI_Count, MPI_Aint for the _c form). Every rank passes
+// every block's count, and MPI makes recvcounts[j] x the receive type's size equal on every
+// rank (rank j's send bytes): the route and the engine's blocks are those byte sizes, the
+// same on all ranks. Where the blocks lie in recvbuf (displs, the receive type's layout) is
+// each rank's own business: blocks packed in rank order in a dense type are moved in place,
+// any other layout (gaps, another order, a strided type) is packed into the engine's
+// rank-order bytes and unpacked after, through a type of the blocks at their displacements.
+// MPI_IN_PLACE is every rank's or none's: its own block is read from recvbuf at displs[rank].
+template <typename C, typename D>
+Route allgatherv(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
+                 const C* recvcounts, const D* displs, MPI_Datatype recvtype, MPI_Comm comm);
 Route barrier(MPI_Comm comm);
 
 // The collbench element type of a predefined MPI type in a reduction (same size; complex and

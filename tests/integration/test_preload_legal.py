@@ -582,8 +582,9 @@ def legal_reduction_types(env):
 
 @case('asan')
 def legal_vform_counts(env):
-    """Issue 39: MPI_Allgatherv and MPI_Alltoallv with counts that differ per rank (some
-    zero), which the preload passes to MPI, between collectives the engine takes."""
+    """Issue 39: MPI_Allgatherv (the engine's, legal_allgatherv) and MPI_Alltoallv (passed
+    to MPI) with counts that differ per rank (some zero), between collectives the engine
+    takes."""
     compare(env, 3, "vform_counts", engine=["MPI_Allreduce", "MPI_Bcast"])
 
 
@@ -614,6 +615,23 @@ def legal_gather_scatter(env):
     compare(env, 3, "gather_scatter", counts=every_call_the_engines)
     compare(env, 2, "gather_scatter", tag=" binomial", counts=every_call_the_engines,
             extra={"CB_GATHER_ALGO": "binomial", "CB_SCATTER_ALGO": "binomial"})
+
+
+@case('asan')
+def legal_allgatherv(env):
+    """Issue 39: MPI_Allgatherv and MPI_Iallgatherv (and their _c forms) on MPI_COMM_WORLD, a
+    reversed split and halves (one of one rank at 3 ranks), uneven counts with an empty
+    block, MPI_IN_PLACE, and on each rank its own layout of the receive blocks (packed in
+    rank order, reversed, with gaps) and types (MPI_INT, a contiguous type, a strided vector
+    that is packed; the send side another of them), which only the blocks' type signatures
+    must match: the same bits as plain MPI, gaps left alone, and every call the engine's (a
+    rank deciding from its own layout would pass its call to MPI while its peers took the
+    engine, and hang). 2 ranks, 3 yielding, and 2 with the MPI-transport algorithm
+    (binomial) forced instead of shared memory."""
+    compare(env, 2, "allgatherv", counts=every_call_the_engines)
+    compare(env, 3, "allgatherv", counts=every_call_the_engines)
+    compare(env, 2, "allgatherv", tag=" binomial", counts=every_call_the_engines,
+            extra={"CB_ALLGATHERV_ALGO": "binomial"})
 
 
 PROGRESS_FAMILIES = "fence,pscw,lock,file,neighbor,persistent"  # legal_progress.cpp

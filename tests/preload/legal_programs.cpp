@@ -40,6 +40,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "legal_allgatherv.hpp"
 #include "legal_common.hpp"
 #include "legal_gather_scatter.hpp"
 
@@ -1762,6 +1763,8 @@ int main(int argc, char** argv) {
   } else if (legal_progress(name, argc, argv)) {  // legal_progress.cpp's cases
   } else if (run_gather_scatter_case(name)) {
     // legal_gather_scatter.cpp's cases
+  } else if (run_allgatherv_case(name)) {
+    // legal_allgatherv.cpp's cases
   } else {
     known = false;
     if (g_rank == 0) std::fprintf(stderr, "legal_programs: unknown case %s\n", name.c_str());
