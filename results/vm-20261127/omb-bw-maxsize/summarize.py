@@ -1,0 +1,37 @@
+"""run.sh's launches -> summary.json and summary.md (median MB/s and 95 % interval per
+variant and size, scripts/cbstats.py's median_interval)."""
+import glob, json, os, re, sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "../../../scripts"))
+import cbstats  # noqa: E402
+
+here = sys.argv[1]
+runs = {}
+for path in sorted(glob.glob(os.path.join(here, "raw", "*.txt"))):
+    variant = re.sub(r"\.\d+\.txt$", "", os.path.basename(path))
+    for line in open(path):
+        f = line.split()
+        if len(f) == 2 and f[0].isdigit() and int(f[0]) in (4096, 8192):
+            runs.setdefault(variant, {}).setdefault(int(f[0]), []).append(float(f[1]))
+summary = {"run": json.load(open(os.path.join(here, "run.json"))), "variants": {}}
+for v, sizes in sorted(runs.items()):
+    summary["variants"][v] = {}
+    for size, xs in sorted(sizes.items()):
+        mi = cbstats.median_interval(xs)
+        summary["variants"][v][str(size)] = {
+            "mb_per_s": xs, "median": cbstats.median(xs),
+            "interval": [mi["lo"], mi["hi"]] if mi else None}
+json.dump(summary, open(os.path.join(here, "summary.json"), "w"), indent=1)
+rows = ["# osu_bw and cb_bw at 4-8 KiB by the run's largest size (run.sh)", "",
+        f"Generated from summary.json by summarize.py. {summary['run']['rounds']} rounds, one "
+        f"launch per variant per round in a drawn order (seed {summary['run']['seed']}), "
+        f"{summary['run']['mpirun']}, at {summary['run']['git_revision']}. MB/s: median of the "
+        "launches and its 95 % interval (sign test).", "",
+        "| variant | 4 KiB | 8 KiB |", "|---|---:|---:|"]
+for v, sizes in summary["variants"].items():
+    cell = lambda s: (f"{sizes[s]['median']:.0f} [{sizes[s]['interval'][0]:.0f}, "
+                      f"{sizes[s]['interval'][1]:.0f}]" if sizes[s]["interval"]
+                      else f"{sizes[s]['median']:.0f}")
+    rows.append(f"| {v} | {cell('4096')} | {cell('8192')} |")
+open(os.path.join(here, "summary.md"), "w").write("\n".join(rows) + "\n")
+print("\n".join(rows))
