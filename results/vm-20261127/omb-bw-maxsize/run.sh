@@ -6,9 +6,11 @@
 #   osu-8K / cb-8K     -m 4096:8192        (buffers of 8 KiB)
 #   osu-4M / cb-4M     -m 4096:4194304     (buffers of 4 MiB, as in omb_compare.sh)
 #   osu-4M-noaslr / cb-4M-noaslr           the same under setarch -R (no address randomization)
-# Then summarize.py: per variant and size the median and 95 % interval over the launches.
+# The launches' output is packed in raw.tar.xz. Then summarize.py: per variant and size the median and 95 % interval over the launches.
 #   flock -x /tmp/cb_quiet.lock results/vm-20261127/omb-bw-maxsize/run.sh [ROUNDS (12)]
 # OMB as scripts/omb_compare.sh builds it (OMB_SRC, default /tmp/omb/src).
+# omb-compare-bw-bibw.tar.xz: scripts/omb_compare.sh --benches "bw bibw" --rounds 10 the same
+# hour (seed 1127), whose omb_compare.md still finds osu_bw 4 KiB below cb_bw (sweeps to 4 MiB).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cd "$here/../../.."
@@ -32,4 +34,5 @@ for r in $(seq 1 "$rounds"); do
     mpirun -bind-to core -n 2 "${pre[@]}" "${cmd[@]}" >"$raw/$v.$r.txt"
   done
 done
+tar -cJf "$here/raw.tar.xz" -C "$here" raw && rm -rf "$raw"
 python3 "$here/summarize.py" "$here"

@@ -1,15 +1,17 @@
-"""run.sh's launches -> summary.json and summary.md (median MB/s and 95 % interval per
-variant and size, scripts/cbstats.py's median_interval)."""
-import glob, json, os, re, sys
+"""run.sh's launches (raw.tar.xz: raw/<variant>.<round>.txt) -> summary.json and summary.md
+(median MB/s and 95 % interval per variant and size, scripts/cbstats.py's median_interval)."""
+import json, os, re, sys, tarfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "../../../scripts"))
 import cbstats  # noqa: E402
 
 here = sys.argv[1]
 runs = {}
-for path in sorted(glob.glob(os.path.join(here, "raw", "*.txt"))):
+with tarfile.open(os.path.join(here, "raw.tar.xz")) as tar:
+    texts = {m.name: tar.extractfile(m).read().decode() for m in tar.getmembers() if m.isfile()}
+for path, text in sorted(texts.items()):
     variant = re.sub(r"\.\d+\.txt$", "", os.path.basename(path))
-    for line in open(path):
+    for line in text.splitlines():
         f = line.split()
         if len(f) == 2 and f[0].isdigit() and int(f[0]) in (4096, 8192):
             runs.setdefault(variant, {}).setdefault(int(f[0]), []).append(float(f[1]))
