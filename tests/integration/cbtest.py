@@ -77,6 +77,8 @@ class Run:
 
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+# The engine's tuning table, which cases read where the route depends on its thresholds.
+TUNING_TABLE = os.path.join(REPO, "src", "engine", "tuning", "default.json")
 _FLAVOURS = {}
 
 

@@ -5,9 +5,9 @@ a rotating root, with skewed and random counts for the v forms; the default choi
 the tuning table (shm on one node; without shared memory the private-buffer rules: the
 library at small gathers and scatters, binomial above); a corrupted result is caught."""
 import json
-import os
 
-from cbtest import case, check, check_corruption_caught, engine_algo_all, load_json
+from cbtest import (TUNING_TABLE, case, check, check_corruption_caught, engine_algo_all,
+                    load_json)
 
 LABELS = ('release', 'asan', 'mpi')  # tests/labels.md
 # Under ASan (-asan below): 2 ranks; 3 and 4 run the same code (the engine matrix at 3 ranks
@@ -18,8 +18,7 @@ ROOTED = {"gather", "scatter", "gatherv", "scatterv"}
 VARYING = {"gatherv", "scatterv", "allgatherv"}
 ALGOS = {"binomial", "shm", "mpi"}
 FAST = ["-i", "3", "-x", "1"]
-TUNING = os.path.join(os.path.dirname(__file__), "..", "..", "src", "engine", "tuning",
-                      "default.json")
+TUNING = TUNING_TABLE
 
 
 def algo_all(env, np, coll, args, out):

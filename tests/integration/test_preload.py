@@ -23,8 +23,7 @@ MPICH_TESTS_AT = [os.path.join(_REPO, ".peer", "mpich-coll-tests"),
 MPICH_TESTS = next((d for d in MPICH_TESTS_AT
                     if os.path.isfile(os.path.join(d, "coll", "testlist"))), MPICH_TESTS_AT[0])
 LINE = re.compile(r"^cb_engine_preload: rank \d+: MPI_\w+: \d+ engine, \d+ passed through")
-TUNING = os.path.join(os.path.dirname(__file__), "..", "..", "src", "engine", "tuning",
-                      "default.json")
+TUNING = cbtest.TUNING_TABLE
 
 
 def tuning(env, to_library=()):

@@ -19,13 +19,12 @@ import signal
 import subprocess
 import time
 
-from cbtest import Failure, case, check
+from cbtest import TUNING_TABLE, Failure, case, check
 from test_preload import preload_vars
 
 LABELS = ('release', 'other_mpis', 'mpi')  # tests/labels.md
 
-TUNING = os.path.join(os.path.dirname(__file__), "..", "..", "src", "engine", "tuning",
-                      "default.json")
+TUNING = TUNING_TABLE
 TIMEOUT = 45  # seconds per run; every program takes a few seconds at most
 _files = itertools.count()
 LOG_LINE = re.compile(r"^cb_engine_preload: rank (\d+): (MPI_\w+): (\d+) engine, "
