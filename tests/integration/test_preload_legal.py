@@ -622,11 +622,12 @@ def legal_allgatherv(env):
     reversed split and halves (one of one rank at 3 ranks), uneven counts with an empty
     block, MPI_IN_PLACE, and on each rank its own layout of the receive blocks (packed in
     rank order, reversed, with gaps) and types (MPI_INT, a contiguous type, a strided vector
-    that is packed; the send side another of them), which only the blocks' type signatures
-    must match: the same bits as plain MPI, gaps left alone, and every call the engine's (a
-    rank deciding from its own layout would pass its call to MPI while its peers took the
-    engine, and hang). 2 ranks, 3 yielding, and 2 with the MPI-transport algorithm
-    (binomial) forced instead of shared memory."""
+    that is packed; the send side another of the same size: Open MPI 5's own allgatherv
+    hangs when they differ in size), which only the blocks' type signatures must match: the
+    same bits as plain MPI, gaps left alone, and every call the engine's (a rank deciding
+    from its own layout would pass its call to MPI while its peers took the engine, and
+    hang). 2 ranks, 3 yielding, and 2 with the MPI-transport algorithm (binomial) forced
+    instead of shared memory."""
     compare(env, 2, "allgatherv", counts=every_call_the_engines)
     compare(env, 3, "allgatherv", counts=every_call_the_engines)
     compare(env, 2, "allgatherv", tag=" binomial", counts=every_call_the_engines,
