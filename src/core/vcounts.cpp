@@ -150,6 +150,17 @@ CountMatrix::CountMatrix(std::vector<size_t> counts, int nranks)
   index();
 }
 
+CountMatrix CountMatrix::rows_alike(std::vector<size_t> blocks) {
+  if (blocks.empty()) throw std::invalid_argument("a count matrix needs at least one rank");
+  CountMatrix m;
+  m.n_ = static_cast<int>(blocks.size());
+  m.rows_alike_ = true;
+  m.counts_ = std::move(blocks);
+  m.mean_ = std::accumulate(m.counts_.begin(), m.counts_.end(), size_t{0}) / m.counts_.size();
+  m.index();
+  return m;
+}
+
 CountMatrix CountMatrix::transposed() const {
   const auto n = static_cast<size_t>(n_);
   std::vector<size_t> t(n * n);
@@ -164,6 +175,21 @@ CountMatrix CountMatrix::transposed() const {
 void CountMatrix::index() {
   const auto n = static_cast<size_t>(n_);
   const int nranks = n_;
+  if (rows_alike_) {  // every sender sends the row; rank a receives n blocks of counts_[a]
+    send_off_.assign(n, 0);
+    recv_off_.clear();
+    size_t total = 0;
+    for (size_t b = 0; b < n; ++b) {
+      send_off_[b] = total;
+      total += counts_[b];
+    }
+    send_tot_.assign(n, total);
+    recv_tot_.resize(n);
+    for (size_t a = 0; a < n; ++a) recv_tot_[a] = n * counts_[a];
+    max_send_ = total;
+    max_recv_ = *std::max_element(recv_tot_.begin(), recv_tot_.end());
+    return;
+  }
   send_off_.assign(n * n, 0);
   recv_off_.assign(n * n, 0);
   send_tot_.assign(n, 0);

@@ -43,6 +43,10 @@ class CountMatrix {
   // mean() is the average per pair, rounded down. Throws std::invalid_argument when the
   // size is not nranks^2.
   CountMatrix(std::vector<size_t> counts, int nranks);
+  // The v forms with one block per rank (allgatherv's recvcounts): every sender's row is
+  // `blocks`, held once, so a call at n ranks costs O(n), not the n^2 of a full matrix
+  // (the drop-in builds one per MPI_Allgatherv). Reads exactly as the full matrix would.
+  static CountMatrix rows_alike(std::vector<size_t> blocks);
 
   // The reverse exchange: count(from, to) of the result is count(to, from) here (a MoE
   // layer's combine returns what its dispatch sent).
@@ -52,11 +56,18 @@ class CountMatrix {
   size_t mean() const { return mean_; }
   const CountsPattern& pattern() const { return pattern_; }
   // Elements rank `from` sends to rank `to`.
-  size_t count(int from, int to) const { return counts_[at(from, to)]; }
+  size_t count(int from, int to) const {
+    return counts_[rows_alike_ ? static_cast<size_t>(to) : at(from, to)];
+  }
   // Where that block starts (elements): in `from`'s send buffer and in `to`'s receive
   // buffer. Blocks lie packed in rank order in both.
-  size_t send_offset(int from, int to) const { return send_off_[at(from, to)]; }
-  size_t recv_offset(int to, int from) const { return recv_off_[at(to, from)]; }
+  size_t send_offset(int from, int to) const {
+    return send_off_[rows_alike_ ? static_cast<size_t>(to) : at(from, to)];
+  }
+  size_t recv_offset(int to, int from) const {  // rows alike: `from` blocks of to's size before
+    return rows_alike_ ? static_cast<size_t>(from) * counts_[static_cast<size_t>(to)]
+                       : recv_off_[at(to, from)];
+  }
   size_t send_total(int rank) const { return send_tot_[static_cast<size_t>(rank)]; }
   size_t recv_total(int rank) const { return recv_tot_[static_cast<size_t>(rank)]; }
   size_t max_send_total() const { return max_send_; }
@@ -79,9 +90,11 @@ class CountMatrix {
   size_t at(int a, int b) const {
     return static_cast<size_t>(a) * static_cast<size_t>(n_) + static_cast<size_t>(b);
   }
+  CountMatrix() = default;
   CountsPattern pattern_;
-  int n_;
-  size_t mean_;
+  bool rows_alike_ = false;  // counts_ and send_off_ hold one row (n), recv_off_ nothing
+  int n_ = 0;
+  size_t mean_ = 0;
   std::vector<size_t> counts_, send_off_, recv_off_, send_tot_, recv_tot_;
   size_t max_send_ = 0, max_recv_ = 0;
 };

@@ -475,11 +475,8 @@ Route allgatherv(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype
     if (in.bytes != bytes[static_cast<size_t>(rank)]) return {{}, "mismatched send/recv types"};
   }
   if (all.bytes == 0) return {{}, "empty"};  // the same on every rank
-  // The engine's blocks: row 0 of a count matrix (core/vcounts.hpp), every row alike.
-  std::vector<size_t> matrix(n * n);
-  for (size_t from = 0; from < n; ++from)
-    for (size_t j = 0; j < n; ++j) matrix[from * n + j] = bytes[j];
-  r.counts = std::make_shared<const CountMatrix>(std::move(matrix), size);
+  // The engine's blocks: a count matrix (core/vcounts.hpp) whose rows are alike, held once.
+  r.counts = std::make_shared<const CountMatrix>(CountMatrix::rows_alike(std::move(bytes)));
   CollArgs& a = r.args;
   r.derived = all.derived || (!in_place && in.derived);
   a.coll = Coll::Allgatherv;
