@@ -40,6 +40,9 @@ END = "<!-- END results -->"
 
 # (folder under results/, kind, title). Newest first.
 REFERENCES = [
+    ("vm-20261127/mpis-final", "compare_mpis",
+     "The engine and the drop-in against MPICH 4.0.2, MPICH 5.0.2 and Open MPI 5.0.11, with "
+     "the method, on the final tree of 2026-11-27"),
     ("vm-20261127/private-after", "compare_mpis",
      "After the private-buffer rules: the drop-in's allgather, alltoall and bcast at 8 KiB-8 MiB "
      "against MPICH 4.0.2 and Open MPI 5.0.11"),

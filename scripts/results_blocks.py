@@ -467,6 +467,10 @@ BLOCKS = {
                                ("ResNet-50, DDP", "resnet50-ddp")]]}),
     },
     "vm-20261127/README.md": {
+        "mpis-final": ("compare", {"folder": "mpis-final",
+                                   "series": ["engine-mpich4", "engine-plain-mpich4",
+                                              "preload-mpich4", "preload-mpich5",
+                                              "preload-openmpi5"]}),
         "omb": ("omb", {"folder": "omb-compare",
                         "bands": [(1, 2 * KiB), (4 * KiB, 64 * KiB), (128 * KiB, 4 * MiB)]}),
         "mpis": ("compare", {"folder": "mpis",
