@@ -18,7 +18,6 @@
 
 #include <cstdint>
 #include <functional>
-#include <map>
 #include <string>
 #include <vector>
 
@@ -27,8 +26,6 @@
 namespace {
 
 using namespace legal;
-
-std::map<std::string, long> g_calls;
 
 // Int t of communicator rank r's block in call k.
 int val(int r, int k, size_t t) {
@@ -196,8 +193,7 @@ void allgatherv_cases() {
           allgatherv<MPI_Count, MPI_Aint>(
               Call{MPI_COMM_WORLD, "world", 37, shift, layout, k++, in_place != 0, nb != 0});
 #endif
-  for (const auto& [fn, calls] : g_calls)
-    g_lines.push_back("calls " + fn + " " + std::to_string(calls));
+  report_calls();
   MPI_Comm_free(&rev);
   MPI_Comm_free(&half);
 }

@@ -1,7 +1,7 @@
 // What tests/preload/legal_programs.cpp and the cases of its other files
-// (legal_progress.cpp) share: the result lines each rank writes (own, xrank), the checks
-// that count wrong elements, and the integer collectives with exact expectations. Plain
-// MPI: no collbench headers.
+// (legal_progress.cpp, legal_gather_scatter.cpp, ...) share: the result lines each rank
+// writes (own, xrank, report_calls), the checks that count wrong elements, and the integer
+// collectives with exact expectations. Plain MPI: no collbench headers.
 #pragma once
 
 #include <mpi.h>
@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -19,6 +20,9 @@ inline int g_rank = 0, g_size = 1;
 inline int g_errors = 0;
 inline std::mutex g_mutex;  // lines and errors from several threads
 inline std::vector<std::string> g_lines;
+// Calls a case made per MPI function, written by report_calls() as "calls FUNCTION N" lines
+// (the test sums them over the ranks and expects exactly the engine's counts).
+inline std::map<std::string, long> g_calls;
 
 inline uint64_t fnv(const void* p, size_t bytes) {
   uint64_t h = 1469598103934665603ull;
@@ -64,6 +68,11 @@ inline void error(const std::string& what) {
   std::lock_guard<std::mutex> lock(g_mutex);
   ++g_errors;
   std::fprintf(stderr, "legal_programs: rank %d: %s\n", g_rank, what.c_str());
+}
+
+inline void report_calls() {
+  for (const auto& [fn, calls] : g_calls)
+    g_lines.push_back("calls " + fn + " " + std::to_string(calls));
 }
 
 inline std::string sz(size_t n) {

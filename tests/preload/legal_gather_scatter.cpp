@@ -21,15 +21,12 @@
 #include <cstdint>
 #include <cstdio>
 #include <functional>
-#include <map>
 #include <string>
 #include <vector>
 
 namespace {
 
 using namespace legal;
-
-std::map<std::string, long> g_calls;
 
 template <typename Want>
 void expect(const std::string& what, const std::vector<int>& got, Want&& want) {
@@ -231,8 +228,7 @@ void gather_scatter() {
 #if MPI_VERSION >= 4
   large_count(100, 5);  // not k: the halves made different numbers of calls
 #endif
-  for (const auto& [fn, calls] : g_calls)
-    g_lines.push_back("calls " + fn + " " + std::to_string(calls));
+  report_calls();
   MPI_Comm_free(&rev);
   MPI_Comm_free(&half);
 }
