@@ -22,7 +22,10 @@
 #
 # Environment: NCCL_ROOT (an NCCL with include/ and lib/), GPU_CHECK_BUILD (build folder),
 # GPU_CHECK_SCRATCH (unpacked packages), GPU_CHECK_FORCE_KIT=1 (use .gpu-deps even where
-# the host has MPI and the libraries), GPU_CHECK_BUILD_LIMIT (seconds, default 300).
+# the host has MPI and the libraries), GPU_CHECK_BUILD_LIMIT (seconds, default 300),
+# GPU_CHECK_TESTS=0 / GPU_CHECK_DEVICE=0 (leave out the GPU tests / the device sweep, e.g.
+# for a second call on a warm host that only adds host runs), GPU_CHECK_TUNE_RANKS="16 8 4"
+# (the tuning table's host measurements at those rank counts, step 5c).
 set -euo pipefail
 
 if [ $# -ne 1 ] || [ "${1#-}" != "$1" ]; then
@@ -229,74 +232,87 @@ step build yes "${GPU_CHECK_BUILD_LIMIT:-300}" cmake --build "$build" -j "$jobs"
 # ---- 4. GPU tests ----
 
 step info no 60 "$build/cb_info" -J "$out/info.json"
-step ctest yes 300 ctest --test-dir "$build" -R 'gpu_|int_gpu' --output-on-failure -j "$jobs" --timeout 150 \
-  --output-junit "$out/ctest.xml"
-skipped=$(grep -c '\*\*\*Skipped\| Skipped ' "$out/ctest.log" || true)
-log "ctest: $(grep -E 'tests passed|tests failed' "$out/ctest.log" | tail -n 1); skipped: $skipped"
+if [ "${GPU_CHECK_TESTS:-1}" = 1 ]; then
+  step ctest yes 300 ctest --test-dir "$build" -R 'gpu_|int_gpu' --output-on-failure -j "$jobs" --timeout 150 \
+    --output-junit "$out/ctest.xml"
+  skipped=$(grep -c '\*\*\*Skipped\| Skipped ' "$out/ctest.log" || true)
+  log "ctest: $(grep -E 'tests passed|tests failed' "$out/ctest.log" | tail -n 1); skipped: $skipped"
+fi
 
 # ---- 5. Sweep ----
 
 # NAME REQUIRED RANKS BENCH ARGS...: JSON into OUTDIR/NAME.json. Required runs may take
-# 3 minutes, optional ones (paths that may not exist yet, and may hang) 90 seconds.
+# 150 s, optional ones (paths that may not exist yet, and may hang) 60 s; one size 30 s.
 run() {
-  local name=$1 required=$2 ranks=$3 bench=$4 limit=90
+  local name=$1 required=$2 ranks=$3 bench=$4 limit=60
   shift 4
-  [ "$required" = yes ] && limit=180
+  [ "$required" = yes ] && limit=150
   step "$name" "$required" "$limit" "$mpirun" -n "$ranks" "$build/cb_$bench" "$@" \
-    --time-limit 60 -J "$out/$name.json"
+    --time-limit 30 -J "$out/$name.json"
 }
 
+if [ "${GPU_CHECK_DEVICE:-1}" = 1 ]; then
 step gpu_kernels yes 180 "$build/cb_gpu_bench" -J "$out/gpu_kernels.json"
 run nccl_allreduce yes 1 allreduce --backend nccl -d cuda -c
-run nccl_allreduce_bf16 no 1 allreduce --backend nccl -d cuda -c -T bfloat16
 run nccl_bcast yes 1 bcast --backend nccl -d cuda -c
 run nccl_alltoall yes 1 alltoall --backend nccl -d cuda -c
-run nccl_iallreduce no 1 iallreduce --backend nccl -d cuda -c -m 4:16M -t 8
 run nccl_allreduce_graph no 1 allreduce --backend nccl -d cuda -c -G 10  # CUDA graph launch
+# GPU compute beside the collective (a %globaltimer-bounded kernel on its own stream), and
+# the collective's device time from CUDA events
+run nccl_iallreduce no 1 iallreduce --backend nccl -d cuda -c -m 4:16M -t 8
 # Device buffers on ranks sharing the GPU: the engine's CUDA IPC algorithms (one-shot,
-# two-shot, the table's choice), its pipelined host staging (ring), and MPI with whole-buffer
-# host staging (Debian's MPICH is not CUDA-aware), interleaved in two passes.
+# two-shot, the table's choice) and MPI with whole-buffer host staging (Debian's MPICH is
+# not CUDA-aware), interleaved in two passes. 50 iterations above 8 KiB keep MPI's
+# 64 MiB staging (about 70 ms a call) to seconds.
+large=(--iterations-large 50 --warmup-large 5)
 for pass in 1 2; do
-  run "mpi_allreduce_staging_2ranks_$pass" yes 2 allreduce --backend mpi -d cuda --staging -c -m 4:64M
-  run "engine_allreduce_2ranks_$pass" yes 2 allreduce --backend engine -d cuda -c -m 4:64M
+  run "mpi_allreduce_staging_2ranks_$pass" yes 2 allreduce --backend mpi -d cuda --staging -c \
+    -m 4:64M "${large[@]}"
+  run "engine_allreduce_2ranks_$pass" yes 2 allreduce --backend engine -d cuda -c -m 4:64M \
+    "${large[@]}"
   run "engine_allreduce_ipc_oneshot_2ranks_$pass" no 2 allreduce --backend engine -d cuda -c \
-    -m 4:64M --algo ipc_oneshot
+    -m 4:64M --algo ipc_oneshot "${large[@]}"
   run "engine_allreduce_ipc_twoshot_2ranks_$pass" no 2 allreduce --backend engine -d cuda -c \
-    -m 4:64M --algo ipc_twoshot
+    -m 4:64M --algo ipc_twoshot "${large[@]}"
 done
-run engine_allreduce_staging_ring_2ranks no 2 allreduce --backend engine -d cuda -c -m 4:64M --algo ring
-run engine_allreduce_bf16_2ranks no 2 allreduce --backend engine -d cuda -c -m 4:64M -T bfloat16
-run engine_allreduce_4ranks no 4 allreduce --backend engine -d cuda -c -m 4:64M
-run mpi_allreduce_staging_4ranks no 4 allreduce --backend mpi -d cuda --staging -c -m 4:64M
-run engine_bcast_2ranks no 2 bcast --backend engine -d cuda -c -m 4:64M
-run mpi_bcast_staging_2ranks no 2 bcast --backend mpi -d cuda --staging -c -m 4:64M
-run engine_alltoall_2ranks no 2 alltoall --backend engine -d cuda -c -m 4:16M
-run mpi_alltoall_staging_2ranks no 2 alltoall --backend mpi -d cuda --staging -c -m 4:16M
-run engine_iallreduce_2ranks no 2 iallreduce --backend engine -d cuda -c -m 4:16M -t 8
+run engine_bcast_2ranks no 2 bcast --backend engine -d cuda -c -m 4:64M "${large[@]}"
+run mpi_bcast_staging_2ranks no 2 bcast --backend mpi -d cuda --staging -c -m 4:64M "${large[@]}"
+run engine_alltoall_2ranks no 2 alltoall --backend engine -d cuda -c -m 4:16M "${large[@]}"
+run mpi_alltoall_staging_2ranks no 2 alltoall --backend mpi -d cuda --staging -c -m 4:16M \
+  "${large[@]}"
+run engine_iallreduce_2ranks no 2 iallreduce --backend engine -d cuda -c -m 4:16M -t 8 \
+  "${large[@]}"
 # Point to point with device buffers: MPI through host staging (not CUDA-aware), the
 # engine's transport (pipelined pinned staging).
-run mpi_latency_DD_staging no 2 latency D D --staging -c -m 0:4M
-run engine_latency_DD no 2 latency D D --backend engine -c -m 0:4M
-run mpi_bw_DD_staging no 2 bw D D --staging -c -m 1:4M
+run mpi_latency_DD_staging no 2 latency D D --staging -c -m 0:4M "${large[@]}"
+run mpi_latency_HD_staging no 2 latency H D --staging -c -m 0:4M "${large[@]}"
+run engine_latency_DD no 2 latency D D --backend engine -c -m 0:4M "${large[@]}"
+run mpi_bw_DD_staging no 2 bw D D --staging -c -m 1:4M "${large[@]}"
+run engine_allreduce_bf16_2ranks no 2 allreduce --backend engine -d cuda -c -m 4:64M -T bfloat16 \
+  "${large[@]}"
+run engine_allreduce_4ranks no 4 allreduce --backend engine -d cuda -c -m 4:64M "${large[@]}"
+run mpi_allreduce_staging_4ranks no 4 allreduce --backend mpi -d cuda --staging -c -m 4:16M \
+  "${large[@]}"
+fi
 
 # The IPC collectives again under MPS (one GPU context for every process, so their kernels
 # and copies no longer time-slice): what ranks on one GPU cost without the context switches
 # that dominate small messages above. GPU_CHECK_MPS=0 leaves it out.
 mps=$(command -v nvidia-cuda-mps-control || true)
-if [ "${GPU_CHECK_MPS:-1}" = 1 ] && [ -n "$mps" ]; then
+if [ "${GPU_CHECK_DEVICE:-1}" = 1 ] && [ "${GPU_CHECK_MPS:-1}" = 1 ] && [ -n "$mps" ]; then
   export CUDA_MPS_PIPE_DIRECTORY=$scratch/mps-pipe CUDA_MPS_LOG_DIRECTORY=$scratch/mps-log
   mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
   if "$mps" -d; then
     record INFO "MPS daemon started ($mps)"
-    for pass in 1 2; do
+    for pass in 1 2; do  # MPI's staging to 1 MiB: the small messages are the question
       run "mps_mpi_allreduce_staging_2ranks_$pass" no 2 allreduce --backend mpi -d cuda --staging \
-        -c -m 4:64M
+        -c -m 4:1M "${large[@]}"
       run "mps_engine_allreduce_ipc_oneshot_2ranks_$pass" no 2 allreduce --backend engine -d cuda \
-        -c -m 4:64M --algo ipc_oneshot
+        -c -m 4:64M --algo ipc_oneshot "${large[@]}"
       run "mps_engine_allreduce_ipc_twoshot_2ranks_$pass" no 2 allreduce --backend engine -d cuda \
-        -c -m 4:64M --algo ipc_twoshot
+        -c -m 4:64M --algo ipc_twoshot "${large[@]}"
     done
-    run mps_engine_allreduce_4ranks no 4 allreduce --backend engine -d cuda -c -m 4:64M
+    run mps_engine_allreduce_4ranks no 4 allreduce --backend engine -d cuda -c -m 4:64M "${large[@]}"
     echo quit | "$mps" || true
   else
     record WARNING "nvidia-cuda-mps-control -d failed: no MPS runs"
@@ -322,6 +338,22 @@ for np in ${GPU_CHECK_HOST_RANKS-}; do
           --time-limit 20 -J "$out/host_${coll}_${np}_${backend}_$pass.json"
       done
     done
+  done
+done
+
+# ---- 5c. Host measurements for the tuning table at 4, 8 and 16 ranks ----
+
+# `--algo all` on host buffers (every engine algorithm at each size, the engine's shared
+# memory on: the tier of ranks on one node), sizes a factor of 4 apart to fit the device
+# time; scripts/tune.py --from ... --ranks N --merge turns them into the table's rules for
+# N ranks (docs/gpu.md). GPU_CHECK_TUNE_RANKS="16 8 4" runs it.
+for np in ${GPU_CHECK_TUNE_RANKS-}; do
+  for coll in allreduce bcast alltoall; do
+    sizes=8:32M
+    [ "$coll" = alltoall ] && sizes=8:2M  # per peer: 16 ranks x 2 MiB = 32 MiB a rank
+    step "tune_${coll}_$np" no 60 "$mpirun" -n "$np" "$build/cb_$coll" --backend engine \
+      --algo all -m "$sizes" --stepfactor 4 -i 50 -x 5 --iterations-large 10 --warmup-large 2 \
+      --time-limit 20 -J "$out/tune_${coll}_$np.json"
   done
 done
 
