@@ -224,6 +224,10 @@ def device(run):
     if not groups:
         return out[:2] + ["No device-buffer runs in this folder.", ""]
     for key in sorted(groups, key=str):
+        if not any(time_us(r) is not None for _, docs in groups[key] for d in docs
+                   for r in d["results"]):  # bandwidth benchmarks (cb_bw): MB/s, no time
+            out += bandwidth(key, groups[key])
+            continue
         mpis = [m for m in groups[key] if m[1][0]["backend"]["name"] == "mpi"]
         stag, cols = mpis[:1], mpis + [m for m in groups[key] if m not in mpis]
         base = best(stag[0][1])[0] if stag else {}
@@ -249,6 +253,23 @@ def device(run):
         out += ["‡ the median and the average of the slowest rank's time differ by more than "
                 "25%: a bimodal distribution (processes time-slicing the GPU) or outliers.", ""]
     return out
+
+
+def bandwidth(key, runs):
+    """A table of `bandwidth_MBps` per size (each run's best pass) for a bandwidth benchmark."""
+    def mbps(r):
+        return cbjson.number(r, "bandwidth_MBps")
+    out = [f"### {key[1]}, {key[2]} ranks, {key[4]}" + (" (under MPS)" if key[0] else ""), ""]
+    best_rates = []
+    for _, docs in runs:
+        rates = {}
+        for r in (r for d in docs for r in d["results"] if mbps(r) is not None):
+            rates[int(r["bytes"])] = max(rates.get(int(r["bytes"]), 0), mbps(r))
+        best_rates.append(rates)
+    head = ["Size"] + [f"`{name}` MB/s" for name, _ in runs]
+    rows = [[size(s)] + [fmt(b.get(s)) for b in best_rates]
+            for s in sorted({s for b in best_rates for s in b})]
+    return out + table(head, rows)
 
 
 def host(run):

@@ -40,6 +40,9 @@ END = "<!-- END results -->"
 
 # (folder under results/, kind, title). Newest first.
 REFERENCES = [
+    ("h100-20261127", "gpu",
+     "GPU test host (one H100), 2026-11-27: CUDA IPC bcast and alltoall, MPS, device point to "
+     "point, the tuning table's host runs at 4-16 ranks"),
     ("vm-20261127/mpis-final", "compare_mpis",
      "The engine and the drop-in against MPICH 4.0.2, MPICH 5.0.2 and Open MPI 5.0.11, with "
      "the method, on the final tree of 2026-11-27"),

@@ -552,6 +552,8 @@ BLOCKS = {
 # READMEs generated whole by a script of their own: (README relative to results/, the
 # command that writes it to the file named OUT).
 WHOLE = [
+    ("h100-20261127/run1/README.md",
+     ["scripts/gpu_report.py", "results/h100-20261127/run1", "-o", "OUT"]),
     ("h100-20261126/run1/README.md",
      ["scripts/gpu_report.py", "results/h100-20261126/run1", "-o", "OUT"]),
     ("h100-20261126/run2/README.md",

@@ -31,6 +31,12 @@ kept from the previous table at --out.
 
   scripts/tune.py --build build --ranks 2 --out src/engine/tuning/default.json
 
+Rank counts this machine cannot time (busy-polling ranks beyond its cores) are measured
+where the cores are (scripts/gpu_check.sh's GPU_CHECK_TUNE_RANKS on the GPU host: `--algo
+all` at 4, 8 and 16 ranks) and merged into the table, rank count by rank count:
+
+  scripts/tune.py --merge --ranks 16 --from tune_*_16.json --out src/engine/tuning/default.json
+
 The runs are started by scripts/launch.sh (`mpirun -n RANKS` here; srun inside a Slurm
 allocation, CB_HOSTFILE and CB_PPN for mpirun on several nodes: README, "On a cluster"),
 or by `--mpirun MPIRUN -n RANKS` when --mpirun is given.
@@ -262,6 +268,53 @@ def kept_parameters(old):
     return params if isinstance(params, dict) else None
 
 
+def merge(a):
+    """--merge: rules for one more rank count, measured elsewhere (a machine with the cores
+    for it), added to an existing table. They are limited to the engine's shared buffers (what
+    --algo all times by default) and placed before the collective's first host rule, so that
+    they come before the rules for every rank count (the small-message slots' "small" up to a
+    fixed size); private buffers keep the rules they had."""
+    if not a.inputs or a.noshm_inputs or a.plain_inputs or a.library_inputs or a.preloaded_inputs:
+        fail("--merge takes --from documents only (shared memory on)")
+    old = previous_table(a.out)
+    if not old.get("rules"):
+        fail(f"--merge: {a.out} holds no table to merge into")
+    rules, winners_out = list(old["rules"]), dict(old.get("winners", {}))
+    for path in a.inputs:
+        try:
+            with open(path) as f:
+                doc = json.load(f)
+        except (OSError, json.JSONDecodeError) as e:
+            fail(f"{path}: {e}")
+        if not isinstance(doc, dict) or doc.get("schema") != "collbench.result/1":
+            fail(f"{path}: not a collbench result (schema collbench.result/1)")
+        env, coll = doc.get("environment", {}), doc["benchmark"]["name"]
+        if env.get("nranks") != a.ranks:
+            fail(f"{path}: measured at {env.get('nranks')} ranks, not --ranks {a.ranks}")
+        wins = winners(doc, a.tolerance)
+        if not wins:
+            fail(f"{path}: no results with an algorithm (was it run with --algo all?)")
+        note = (f"measured at {a.ranks} ranks on {env.get('hostname')} "
+                f"({env.get('cpu', {}).get('model')}), engine --algo all, median slowest rank, "
+                f"git {env.get('collbench', {}).get('git_revision')}, scripts/tune.py --merge"
+                + (f": {a.source}" if a.source else ""))
+        new = [dict(r, buffers="shared", comment=note) for r in rules_for(coll, wins, a.ranks)]
+        rules = [r for r in rules if not (r.get("coll") == coll and r.get("mem", "host") == "host"
+                                          and r.get("ranks") == [a.ranks, a.ranks]
+                                          and r.get("buffers") == "shared")]
+        at = next((i for i, r in enumerate(rules)
+                   if r.get("coll") == coll and r.get("mem", "host") == "host"), len(rules))
+        rules[at:at] = new
+        winners_out[f"{coll}.shm.{a.ranks}ranks"] = [
+            {"bytes": b, "algo": al, "p50_us": round(t, 3)} for b, al, t in wins]
+        print(f"tune.py: {coll}: {len(new)} rules for {a.ranks} ranks")
+    table = dict(old, rules=rules, winners=winners_out)
+    with open(a.out, "w") as f:
+        json.dump(table, f, indent=1)
+        f.write("\n")
+    print(f"tune.py: merged into {a.out} ({len(rules)} rules)")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--build", default="build")
@@ -288,10 +341,20 @@ def main():
     ap.add_argument("--tiers", default=",".join(TIERS),
                     help="the tiers to measure (comma-separated, of " + ", ".join(TIERS) +
                          "); the host rules and winners of the others are kept from --out")
+    ap.add_argument("--merge", action="store_true",
+                    help="add the rules of --ranks ranks from the --from documents (shared "
+                         "memory on, the engine's shared buffers) to the table at --out, in "
+                         "place of its shared-buffer rules for that rank count, before the "
+                         "collective's other host rules; every other rule is kept")
+    ap.add_argument("--source", default="",
+                    help="with --merge: where the --from documents are kept, for each merged "
+                         "rule's comment (e.g. results/h100-20261127/tune)")
     ap.add_argument("--workdir", default="tune-results")
     ap.add_argument("--out", required=True)
     a = ap.parse_args()
 
+    if a.merge:
+        return merge(a)
     measured_tiers = [t for t in a.tiers.split(",") if t]
     for t in measured_tiers:
         if t not in TIERS:

@@ -192,9 +192,10 @@ CB_HD_INLINE void reduce_aligned_thread(size_t thread, size_t stride, typename F
 
 // Elements not naturally aligned (an odd byte offset, say): the GPU faults on misaligned
 // loads, so each element is assembled from its bytes into an unsigned integer of its width
-// with shifts, then reinterpreted. (memcpy of unknown alignment into a 16-bit local was
-// what this did first: on the H100 its half and bfloat16 sums and products came out with
-// a wrong low byte while the host emulation of the same code was right.)
+// with shifts, then reinterpreted, and stored byte by byte (store_bytes). (memcpy of unknown
+// alignment into a 16-bit local was what this did first: on the H100 its half and bfloat16
+// sums and products came out with a wrong low byte while the host emulation of the same
+// code was right.)
 template <size_t kBytes>
 struct UnsignedOf;
 template <>
@@ -225,13 +226,29 @@ CB_HD_INLINE S load_bytes(const unsigned char* p) {
   return out;
 }
 
+// On the device each byte of an element up to 4 bytes wide is taken out of a 32-bit
+// register with a byte permute (prmt) before its 8-bit store. The H100 run of 2026-11-27
+// still found the low byte wrong with shifts alone, for half and bfloat16 sum and product
+// only: the results of the float-to-16-bit conversion, stored with st.u8 straight from their
+// 16-bit register (max and min, which store a loaded element, were right; so were the loads).
+// The permute puts each byte in a 32-bit register of its own. Not yet run on a GPU.
 template <typename S>
 CB_HD_INLINE void store_bytes(unsigned char* p, S value) {
   using U = typename UnsignedOf<sizeof(S)>::type;
   U v;
   memcpy(&v, &value, sizeof(S));
-  CB_UNROLL
-  for (size_t k = 0; k < sizeof(S); ++k) p[k] = static_cast<unsigned char>(v >> (8 * k));
+#if defined(__CUDA_ARCH__)
+  if constexpr (sizeof(S) <= sizeof(uint32_t)) {
+    const uint32_t word = v;
+    CB_UNROLL
+    for (unsigned k = 0; k < sizeof(S); ++k)
+      p[k] = static_cast<unsigned char>(__byte_perm(word, 0u, 0x4440u + k));  // byte k, zeros
+  } else  // NOLINT(readability-misleading-indentation): the #if leaves one branch on the host
+#endif
+  {
+    CB_UNROLL
+    for (size_t k = 0; k < sizeof(S); ++k) p[k] = static_cast<unsigned char>(v >> (8 * k));
+  }
 }
 
 template <typename Fmt, typename O>

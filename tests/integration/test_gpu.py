@@ -293,13 +293,14 @@ def gpu_overlap_computes_on_the_gpu(env):
         check("device_time_us" not in x, f"engine: no stream, no device time: {x}")
 
 
-def engine_device(env, np, bench, extra, name):
-    """cb_BENCH --backend engine -d cuda -c on NP ranks sharing the GPU(s); checks that every
-    size validated (and, for allreduce and bcast, that the ranks' result bits agree: the
-    harness compares them with -c). Returns the document."""
+def engine_device(env, np, bench, extra, name, iterations=10):
+    """cb_BENCH --backend engine -d cuda -c -i ITERATIONS on NP ranks sharing the GPU(s);
+    checks that every size validated (and, for allreduce and bcast, that the ranks' result
+    bits agree: the harness compares them with -c). Returns the document. (EXTRA must not
+    repeat -i: the harness refuses an option given twice.)"""
     out = env.path(f"{name}.json")
-    env.ok(np, bench, ["--backend", "engine", "-d", "cuda", "-c", "-i", "10", "-x", "2", *extra,
-                       "-J", out], timeout=180)
+    env.ok(np, bench, ["--backend", "engine", "-d", "cuda", "-c", "-i", str(iterations),
+                       "-x", "2", *extra, "-J", out], timeout=180)
     doc = load_json(out)
     check(doc["status"] == "complete" and doc["results"], f"{name}: {doc['status']}")
     for x in doc["results"]:
@@ -331,11 +332,12 @@ def gpu_engine_ipc_collectives(env):
                       f"ipc-{np}-alltoall-in-place")
     # Past one chunk of the scratch (32 MiB), with a size that is not a multiple of it.
     for algo in ("ipc_oneshot", "ipc_twoshot"):
-        engine_device(env, 2, "allreduce", ["--algo", algo, "-m", "80M:80M", "-i", "3"],
-                      f"ipc-chunks-{algo}")
-    engine_device(env, 2, "bcast", ["--algo", "ipc", "-m", "80M:80M", "-i", "3"], "ipc-chunks-bcast")
-    engine_device(env, 3, "alltoall", ["--algo", "ipc", "-m", "12M:12M", "-i", "3"],
-                  "ipc-chunks-alltoall")
+        engine_device(env, 2, "allreduce", ["--algo", algo, "-m", "80M:80M"],
+                      f"ipc-chunks-{algo}", iterations=3)
+    engine_device(env, 2, "bcast", ["--algo", "ipc", "-m", "80M:80M"], "ipc-chunks-bcast",
+                  iterations=3)
+    engine_device(env, 3, "alltoall", ["--algo", "ipc", "-m", "12M:12M"], "ipc-chunks-alltoall",
+                  iterations=3)
     # The default table picks them for device buffers.
     doc = engine_device(env, 2, "allreduce", ["-m", "4:4M"], "ipc-default")
     picked = {x["algo"] for x in doc["results"]}

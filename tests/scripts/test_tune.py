@@ -136,6 +136,43 @@ class TuneTest(unittest.TestCase):
         p = self.tune("--tiers", "gpu", "--from-plain", self.plain, rc=2)
         self.assertIn("unknown tier 'gpu'", p.stderr)
 
+    def eight_rank_bcast(self):
+        """--algo all at 8 ranks: binomial wins up to 1 KiB, shm above."""
+        recs = []
+        for s in SIZES:
+            recs.append(fx.coll_record(s, 1.0 if s <= 1024 else 9.0, "binomial", nranks=8))
+            recs.append(fx.coll_record(s, 5.0, "shm", nranks=8))
+        path = os.path.join(self.tmp.name, "bcast.8.json")
+        with open(path, "w") as f:
+            json.dump(fx.document("bcast", "engine", recs, nranks=8, algo="all"), f)
+        return path
+
+    def test_merge_puts_one_rank_counts_rules_first_and_keeps_every_other(self):
+        path = self.eight_rank_bcast()
+        for _ in range(2):  # a second merge replaces the first's rules, adds none
+            p = fx.run_script("tune.py", ["--merge", "--ranks", "8", "--from", path,
+                                          "--source", "results/here", "--out", self.out])
+            self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        with open(self.out) as f:
+            table = json.load(f)
+        bcast = [r for r in table["rules"] if r["coll"] == "bcast"]
+        self.assertEqual([(r["algo"], r.get("ranks"), r.get("buffers"), r.get("min_bytes"),
+                           r.get("max_bytes")) for r in bcast[:2]],
+                         [("binomial", [8, 8], "shared", None, 1024),
+                          ("shm", [8, 8], "shared", 1025, None)])
+        self.assertIn("results/here", bcast[0]["comment"])
+        self.assertEqual(bcast[2:], PREVIOUS["rules"])  # private, other ranks, cuda: kept
+        self.assertEqual(table["parameters"], PREVIOUS["parameters"])
+        self.assertEqual(table["winners"]["bcast.shm"], PREVIOUS["winners"]["bcast.shm"])
+        self.assertEqual([w["algo"] for w in table["winners"]["bcast.shm.8ranks"]],
+                         ["binomial"] * 3 + ["shm"] * 2)
+
+    def test_merge_refuses_another_rank_count(self):
+        p = fx.run_script("tune.py", ["--merge", "--ranks", "4", "--from", self.eight_rank_bcast(),
+                                      "--out", self.out])
+        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+        self.assertIn("measured at 8 ranks, not --ranks 4", p.stderr)
+
 
 if __name__ == "__main__":
     unittest.main()
