@@ -56,8 +56,9 @@ struct PairOf {
   using Element = Fmt16;
 };
 
-// 16-bit floating formats run in pairs: measured 1.5-1.7x faster for bfloat16 Sum (AVX2 and
-// SSE2) and ~10% for the portable half code. 16-bit integers vectorise as they are.
+// 16-bit floating formats run in pairs (two in a 32-bit word): the converted pair vectorises
+// where one element at a time does not (bench/reduce_host_bench.cpp compares them). 16-bit
+// integers vectorise as they are.
 template <typename Fmt>
 constexpr bool kInPairs = std::is_same_v<Fmt, HalfFormat> || std::is_same_v<Fmt, Bf16Format>;
 
@@ -175,9 +176,9 @@ CB_INLINE void combine_range(const Operands& x, size_t first, size_t count) {
 // g++ -O2 (the "very cheap" vectoriser cost model) only vectorises a loop whose trip count
 // is a known multiple of the vector length, so elements are fed in fixed-size blocks: large
 // ones for the bulk (less loop overhead), then one-vector ones so that a remainder of up to
-// a kilobyte is not left to scalar code. Only the last < 32 bytes run scalar. Sizes were
-// measured (bench/reduce_host_bench.cpp): 1024+32 beat 256-only by ~15% at 4 KiB and by up
-// to 4x on odd sizes around 1-3 KB.
+// a kilobyte is not left to scalar code. Only the last < 32 bytes run scalar. The sizes
+// were chosen with bench/reduce_host_bench.cpp: the one-vector blocks matter most for odd
+// sizes of a few KB, whose remainder would otherwise run scalar.
 inline constexpr size_t kLargeBlockBytes = 1024;
 inline constexpr size_t kSmallBlockBytes = 32;  // one AVX2 vector
 

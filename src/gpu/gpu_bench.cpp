@@ -1,6 +1,7 @@
 // cb_gpu_bench: bandwidth of the reduction kernels against the GPU's device-to-device copy,
 // timed with CUDA events, counting bytes read + written (copy: 2 x size; dst op= src:
-// 3 x size). The target is reduction >= 85% of copy at large sizes. Also sweeps
+// 3 x size). The copy is the ceiling: at large sizes a reduction is bound by memory
+// bandwidth as the copy is, so its fraction of the copy's rate says what is left. Also sweeps
 // the reduction grid (blocks per multiprocessor) so one run on a GPU gives tuning data.
 //
 //   cb_gpu_bench [-m MIN:MAX] [--matrix-size SIZE] [-J FILE] [--quick]

@@ -10,7 +10,8 @@
 
 namespace cb {
 
-// Page-aligned host memory or cudaMalloc, faulted in (first touch is slow on this machine).
+// Page-aligned host memory or cudaMalloc, faulted in (a first touch faults the page in, far
+// slower than steady state).
 Buf alloc_buffer(size_t bytes, Mem mem);
 void free_buffer(Buf& buf);
 

@@ -181,7 +181,7 @@ std::string affinity_cpus() {
   return out;
 }
 
-// Where the launcher let each rank run (issue 36: a comparison of libraries says how each
+// Where the launcher let each rank run (so that a comparison of libraries says how each
 // was launched, and a binding the user did not ask for is visible): every rank's CPU list,
 // and whether every rank is bound to fewer CPUs than its node has.
 nlohmann::json describe_binding(const Control& ctl) {

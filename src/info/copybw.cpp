@@ -22,8 +22,8 @@ namespace {
 // Best of five timed batches: GB/s of bytes copied (10^9 B/s), buffers pre-touched, each
 // batch about 64 MiB per thread (info/floors.hpp's copy_rates, which cb_info's floors use).
 // `piece`: bytes per memcpy call. glibc switches to non-temporal stores for one large
-// copy (above ~3/4 of the L3), which on this VM is slower than the same bytes copied in
-// cache-sized pieces, as pipelined collectives copy them; so both are measured.
+// copy (above ~3/4 of the L3), which on some machines is slower than the same bytes copied
+// in cache-sized pieces, as pipelined collectives copy them; so both are measured.
 double copy_rate(size_t bytes, int threads, size_t piece) {
   const auto rates = cb::info::copy_rates(bytes, threads, piece, 5, (size_t{256} << 20) / 4);
   return *std::max_element(rates.begin(), rates.end());

@@ -33,8 +33,8 @@ constexpr size_t kPiece = 256 * kKiB;  // the engine's shm chunk (as cb_copybw)
 // One source and one destination, in memory before timing (zeros: neither memcpy nor a
 // float sum of zeros depends on the values). Mapped with transparent huge pages where the
 // kernel offers them (madvise mode) and faulted in by the kernel in one call
-// (MADV_POPULATE_WRITE, Linux 5.14; else by writing every page): touching 300 MiB page by
-// page took 0.8 s on this VM, most of what a copy beyond the last-level cache cost.
+// (MADV_POPULATE_WRITE, Linux 5.14; else by writing every page): touching a buffer page by
+// page, a fault per page, can cost more than the copies measured on it.
 class Buffers {
  public:
   explicit Buffers(size_t bytes) : bytes_(std::max<size_t>(bytes, sizeof(float))) {

@@ -1,4 +1,4 @@
-// What the machine allows, measured (issue 40): the floors cb_info records and prints, and
+// What the machine allows, measured: the floors cb_info records and prints, and
 // the memory-copy measurement cb_copybw shares with it.
 //
 //   - one-way cache-line hand-off latency between two CPUs: a flag ping-pong in shared

@@ -286,9 +286,9 @@ size_t rooted_bytes(bool gather, const Signature& sig) {
 
 // Per function, the last signature the tuning table handed to the MPI library, per thread.
 // A loop of the same call (a benchmark, a training step's buckets) then reaches PMPI after
-// one comparison instead of the communicator, type and table queries (~0.15 us, as much
-// as MPICH's whole small bcast here). Only this reason is remembered: it depends on the
-// signature alone, where others (MPI_BOTTOM, say) depend on the buffers, and a rank that
+// one comparison instead of the communicator, type and table queries, which cost about as
+// much as the library's whole small collective. Only this reason is remembered: it depends
+// on the signature alone, where others (MPI_BOTTOM, say) depend on the buffers, and a rank that
 // passed a call through while its peer took the engine would deadlock.
 struct TunedPass {
   Signature sig;
@@ -310,7 +310,7 @@ void remember_pass(Fn fn, const Signature& sig, const Route& r, CommEngine* eng)
 // Per function, the last call the engine ran, per thread: its arguments, engine and
 // algorithm. A call with the same signature and buffers (a benchmark's loop, a training
 // step's gradient buckets) is routed alike without asking MPI about its communicator, types
-// and attribute again, or the table (~0.1 us of the ~0.2 us a small bcast takes): the route
+// and attribute again, or the table (most of what routing a small call costs): the route
 // depends on those arguments alone (route.cpp), and the choice on arguments equal on every
 // rank. Only engine routes of predefined types without packing are remembered (a derived
 // type's handle may be freed and reused; Packing's bytes belong to one call), so their

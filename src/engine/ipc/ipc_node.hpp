@@ -2,8 +2,9 @@
 // scratch area on its GPU, exports it once, and maps every peer's (gpu/ipc.hpp). The IPC
 // collectives (ipc_collectives.hpp) copy a rank's input into its own scratch and read the
 // peers' scratch with kernels and copies: user buffers are never exported, so a call needs
-// no handle exchange (cudaIpcOpenMemHandle costs ~0.1 ms) and any allocator's memory works,
-// for one device-to-device copy of the input (~3 TB/s on an H100).
+// no handle exchange (cudaIpcOpenMemHandle maps memory through the driver, far dearer than
+// a collective's copy) and any allocator's memory works, for one device-to-device copy of
+// the input at the device's memory bandwidth.
 //
 // Made once per engine communicator, at its first device collective on one node
 // (Comm::ipc()), collectively: every rank agrees whether it worked.

@@ -366,9 +366,10 @@ NodeShm::NodeShm(MPI_Comm node, std::vector<int> members, size_t heap_bytes, siz
   const bool lazy = heap_bytes == 0;  // channels and staging made at first use
 
   // Sizes. A channel's data ring: CB_SHM_CHANNEL_BYTES shared among the senders, 64 KiB
-  // to 1 MiB each (1 MiB pipelines private buffers as fast as 2 MiB did here; 512 KiB was
-  // 1.3-3x slower). The staging: as asked, or, when this process's budget cannot hold it,
-  // what the budget leaves in whole MiB (at least 1 MiB, or no shared memory at all).
+  // to 1 MiB each (enough for private buffers to pipeline as fast as with a larger ring;
+  // a smaller one makes senders wait for free room). The staging: as asked, or, when this process's
+  // budget cannot hold it, what the budget leaves in whole MiB (at least 1 MiB, or no shared memory
+  // at all).
   const size_t channel =
       n == 1 ? kMinChannelData
              : std::clamp(settings.shm_channel_bytes / static_cast<size_t>(n) / 64 * 64,

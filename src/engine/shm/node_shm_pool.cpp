@@ -1,7 +1,8 @@
-// The process's pool of control areas (issue 39, "cheap engines"; docs/preload.md, "What a
-// communicator costs"): made once with MPI_COMM_WORLD's engine (share_pool) and mapped by
-// every local rank, so that a later communicator of the same processes takes a slot in each
-// rank's pool (NodeShm's constructor, node_shm.cpp) instead of making and mapping files.
+// The process's pool of control areas, so that a communicator's engine is cheap to make
+// (docs/preload.md, "What a communicator costs"): made once with MPI_COMM_WORLD's engine
+// (share_pool) and mapped by every local rank, so that a later communicator of the same
+// processes takes a slot in each rank's pool (NodeShm's constructor, node_shm.cpp) instead
+// of making and mapping files.
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>

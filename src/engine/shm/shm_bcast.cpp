@@ -61,14 +61,13 @@ class ShmBcast final : public Pollable {
   void plan() {
     if (direct_) {
       // Nothing to overlap: the root stages nothing. Each chunk read with cross-memory
-      // attach is a system call that pins the pages, so the fewer the better: 4 chunks of a
-      // 64 KiB bcast took 8.1 us where Open MPI's one read takes 4.7
-      // (results/vm-20261127/algos-private, mpis).
+      // attach is a system call that pins the pages, so the fewer the better: one read up to
+      // shm_chunk_bytes(), as Open MPI reads the root's buffer in one call.
       chunk_ = std::max<size_t>(1, std::min(bytes_, shm_chunk_bytes()));
     } else {
       // At least 4 chunks (of at least 4 KiB) when staging, so that readers copy chunk c
       // while the root stages chunk c + 1: one whole chunk would serialise the two copies,
-      // which at 32-256 KiB made the private-buffer bcast 2x the library's pipelined one.
+      // where a pipelined bcast (the library's) overlaps them.
       const size_t quarter = (bytes_ / 4 + kPipelineUnit - 1) / kPipelineUnit * kPipelineUnit;
       chunk_ = std::max<size_t>(1, std::min({shm_chunk_bytes(), shm_.staging_bytes() / 2,
                                              std::max(quarter, kPipelineUnit)}));

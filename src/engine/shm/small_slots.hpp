@@ -1,4 +1,4 @@
-// The small-message path (issue 30): collectives up to kSmallSlotBytes per rank among the
+// The small-message path: collectives up to kSmallSlotBytes per rank among the
 // ranks of a communicator that lies entirely on one node, with no schedule, no allocation
 // and no system call on the way. Each rank's area (NodeShm::small_area, made with the
 // segment when the communicator is set up) holds one cache line with its arrival counter
