@@ -1,5 +1,5 @@
 # Every dependency comes from Debian packages or the machine's CUDA toolkit
-# (see README "Dependencies"); nothing is vendored.
+# (see docs/development.md, "Building"); nothing is vendored.
 # -DCOLLBENCH_MPI_ABI=ON: compile against the MPI 5.0 standard ABI (mpi_abi.h, every handle
 # a pointer) with the implementation's ABI wrapper (MPICH >= 4.3: mpicxx_abi, which adds
 # -DMPI_ABI and links libmpi_abi.so); the binary then runs on any library of that ABI.

@@ -1,5 +1,5 @@
 # What `cmake --install BUILD --prefix P` puts under P, the CMake package it exports and the
-# Debian package `cpack -G DEB` makes (README "Install"):
+# Debian package `cpack -G DEB` makes (docs/development.md, "Install"):
 #   bin/                         every benchmark (cb_*), cb_info, cb_copybw, cb_replay, and the
 #                                scripts as commands (collbench-plot, collbench-compare, ...)
 #   lib/                         libcb_record.so, libcb_engine_preload.so, and the static

@@ -18,8 +18,9 @@
 # round runs every series once, in an order shuffled anew for every round (bash's RANDOM
 # seeded with CB_SEED; by default a random seed, printed and recorded: CB_SEED=N repeats
 # an order). Pass k of all series thus runs seconds apart: this VM's speed drifts over
-# minutes (README, "Comparing backends"), so compare_mpis.py compares each series with the
-# fastest library pass by pass (docs/statistics.md's sign-test intervals and verdicts).
+# minutes (docs/methodology.md, "Comparing backends"), so compare_mpis.py compares each
+# series with the fastest library pass by pass (docs/statistics.md's sign-test intervals
+# and verdicts).
 # Each run: -c, -i 200 (unless the options given set -i/-n/--iterations) and
 # CB_ITERS_LARGE (default 20) iterations above 8 KiB: many short passes, about the old
 # three long ones' time in all.

@@ -20,9 +20,9 @@
 # benchmarks built there (--build-only stops after that). Sizes: OMB's defaults (pt2pt 1 B
 # to 4 MiB, the collectives 1 B to 1 MiB) and its default datatype, MPI_CHAR (collbench's
 # collectives with -T char; their own default is float).
-# Iterations and warmup: each side's defaults, which are the same (README, "collbench and
-# OMB, point by point"). Needs a quiet machine: the pairs are seconds apart, the ratios
-# within a round cancel a drift of the machine that is slower than that.
+# Iterations and warmup: each side's defaults, which are the same (docs/methodology.md,
+# "collbench and OMB, point by point"). Needs a quiet machine: the pairs are seconds apart,
+# the ratios within a round cancel a drift of the machine that is slower than that.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 omb="" bindir=build out="" rounds=10 build_only=0

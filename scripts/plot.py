@@ -408,8 +408,8 @@ def copy_rates(copies, host, size):
 def copy_bound(spec_name, s, copies, size):
     """(the copy bound of one curve in the figure's unit: busbw, algbw GB/s, bandwidth
     MB/s; the cb_copybw size it is from), or None when unknown (no cb_copybw run on its
-    host, several nodes, a benchmark without a rule). README, "How each figure is
-    computed": one copy at a time runs at the 1-thread rate; k > 1 copies that run at once
+    host, several nodes, a benchmark without a rule). docs/methodology.md, "The copy
+    bound": one copy at a time runs at the 1-thread rate; k > 1 copies that run at once
     share the all-threads rate, each also held to the 1-thread rate (a rank copies on one
     thread)."""
     env = _env(s)

@@ -3,9 +3,9 @@
 # backend this machine can run, writing JSON (and plots) to results/<host>-<date>/.
 #   scripts/run.sh [OUTDIR]
 # On several nodes: inside a Slurm allocation, or with CB_HOSTFILE and CB_PPN for mpirun, and
-# CB_NP ranks; scripts/sweep.sh reads them (README, "On a cluster").
+# CB_NP ranks; scripts/sweep.sh reads them (docs/cluster.md, "On a cluster").
 # CB_MPI=openmpi5|mpich5|mpich5-abi: another MPI (scripts/mpi_select.sh), built in
-# build-$CB_MPI/, results in results/<host>-<date>-$CB_MPI/ (README, "Other MPIs").
+# build-$CB_MPI/, results in results/<host>-<date>-$CB_MPI/ (docs/development.md, "Other MPIs").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install_deps.sh

@@ -10,7 +10,7 @@
 # time left (the time per step so far); with stderr on a terminal, the benchmarks also draw
 # their progress line there (--progress: through mpirun their stderr is a pipe).
 #
-# Launching (scripts/launch.sh builds every command line; README, "On a cluster"):
+# Launching (scripts/launch.sh builds every command line; docs/cluster.md, "On a cluster"):
 #   CB_LAUNCHER=auto|mpirun|srun  auto: srun inside a Slurm allocation, else mpirun (MPIRUN)
 #   CB_HOSTFILE=FILE, CB_PPN=N    mpirun's hosts and ranks per node (hydra -f/-ppn, Open MPI
 #                                 --hostfile/--map-by ppr:N:node); srun --ntasks-per-node N
@@ -109,7 +109,7 @@ if python3 -c 'import json,sys; sys.exit(0 if json.load(open(sys.argv[1]))["envi
 fi
 
 # Backends run back to back for each benchmark (not one backend after the other): this
-# VM's speed drifts over minutes (see README, "Comparing backends"), and a ratio should
+# VM's speed drifts over minutes (see docs/methodology.md, "Comparing backends"), and a ratio should
 # compare runs made under the same conditions.
 dev_of() { [ "$1" = nccl ] && echo "-d cuda" || true; }
 all_steps() {  # every benchmark run of the sweep (next_step: counted, or run)

@@ -38,7 +38,7 @@ all` at 4, 8 and 16 ranks) and merged into the table, rank count by rank count:
   scripts/tune.py --merge --ranks 16 --from tune_*_16.json --out src/engine/tuning/default.json
 
 The runs are started by scripts/launch.sh (`mpirun -n RANKS` here; srun inside a Slurm
-allocation, CB_HOSTFILE and CB_PPN for mpirun on several nodes: README, "On a cluster"),
+allocation, CB_HOSTFILE and CB_PPN for mpirun on several nodes: docs/cluster.md, "On a cluster"),
 or by `--mpirun MPIRUN -n RANKS` when --mpirun is given.
 """
 import argparse

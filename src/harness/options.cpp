@@ -706,7 +706,7 @@ ParseOutcome parse_options(const BenchDesc& desc, int argc, const char* const* a
                    "nccl-tests' -M (-M is OMB's --mem-limit here): 1 reports the buffers' memory, "
                    "the process's peak resident memory and, on a GPU, device memory in use")
         ->check(zero_to(1));
-    if (desc.family == Family::Collective) {  // nccl-tests' timing options (README)
+    if (desc.family == Family::Collective) {  // nccl-tests' timing options (docs/usage.md)
       app.add_option("-S,--report_timestamps", o.timestamps,
                      "nccl-tests' -S: 1 adds each row's wall-clock time (Timestamp column)")
           ->check(zero_to(1));

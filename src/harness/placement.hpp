@@ -1,5 +1,5 @@
-// Where each iteration's buffers lie, for the measurement-honesty options (README,
-// "Buffers that flatter"): --off-cache (IMB's -off_cache: every iteration uses the next
+// Where each iteration's buffers lie, for the measurement-honesty options (docs/usage.md,
+// the options table): --off-cache (IMB's -off_cache: every iteration uses the next
 // buffer of a ring larger than the last-level cache, so its data is not cache-warm),
 // -u/--misalign (send and receive pointers BYTES past the allocation's alignment) and
 // --vary-data (the data changes every iteration: one store per 64-byte line before each

@@ -72,7 +72,7 @@ struct Pt2ptSpec {
 // Role and peer of `rank`; throws UsageError when the rank count does not fit the spec.
 void pt2pt_layout(const Pt2ptSpec& spec, int rank, int nranks, int pairs, Role& role, int& peer);
 
-// What a bandwidth figure is compared with (README, "How each figure is computed"): the line
+// What a bandwidth figure is compared with (docs/methodology.md, "% of line rate"): the line
 // rate x directions x links, links being the smaller of the number of nodes that hold
 // senders and of those that hold receivers (ranks r < pairs send to r + pairs). Only when
 // every pair's two ranks are on different nodes: within a node shared memory, not the NIC,

@@ -1,5 +1,5 @@
 """docs/benchmarks.md, the table of every OMB and nccl-tests executable and its collbench
-counterpart, read as the README promises it: every executable it names exists, every
+counterpart, read as docs/usage.md promises it: every executable it names exists, every
 collective one validates (-c) at 2 ranks on the MPI backend, and a row without a
 counterpart names the issue that brings it."""
 import os

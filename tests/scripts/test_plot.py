@@ -156,7 +156,8 @@ class ArrangeTest(unittest.TestCase):
 
 
 class CopyBoundTest(unittest.TestCase):
-    """plot.copy_bound: README's copy bound from cb_copybw's largest size <= the figure's."""
+    """plot.copy_bound: docs/methodology.md's copy bound from cb_copybw's largest size <= the
+    figure's."""
 
     def bound(self, figure, doc, copies=(fx.copy_bw_document(),), size=64 << 20):
         (s,) = curves({"x.json": doc})

@@ -1,4 +1,5 @@
-# Spack recipe for collbench (README "Install"). It is not in Spack's builtin repository:
+# Spack recipe for collbench (docs/development.md, "Install"). It is not in Spack's builtin
+# repository:
 # packaging/spack is a Spack repository (repo.yaml, namespace "collbench"); add it and
 # build a checkout, e.g.
 #
