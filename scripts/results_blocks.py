@@ -46,7 +46,6 @@ BEGIN = "<!-- BEGIN generated: "
 BEGIN_TAIL = " (scripts/results_blocks.py; do not edit) -->"
 END = "<!-- END generated -->"
 
-KiB, MiB = 1 << 10, 1 << 20
 fmt_size = cbjson.size_text
 
 
@@ -426,150 +425,44 @@ def link_model(folder, latency, bw, algos, colls, choices=None, model_times=True
 KINDS = {"ratios": ratios, "latency": latency, "replay": replay, "compare": compare,
          "omb": omb, "verdicts": verdicts, "link_model": link_model}
 
-# Size bands of the summaries.
-BANDS_SMALL_LARGE = [(0, KiB), (KiB + 1, 16 * KiB), (16 * KiB + 1, 256 * KiB),
-                     (256 * KiB + 1, 4 * MiB), (4 * MiB + 1, 1 << 62)]
-BANDS_ROOTED = [(0, KiB), (4 * KiB, 4 * KiB), (16 * KiB, MiB), (4 * MiB, 4 * MiB),
-                (16 * MiB, 16 * MiB)]
-LARGE = [MiB << k for k in range(7)]
-
-
-def _engine_vs_mpi(benches, tag, suffix="host"):
-    return [(f"{b}, {t or 'engine'}", f"{b}.{t or 'engine'}.{suffix}.json",
-             f"{b}.mpi.{suffix}.json") for b in benches for t in tag]
-
-
-# README (relative to results/) -> block name -> (kind, {arguments}).
+# README (relative to results/) -> block name -> (kind, {arguments}). Only the curated
+# runs are under results/ (results/README.md); earlier runs, and their blocks, are in git
+# history.
 BLOCKS = {
-    "vm-20261123/README.md": {
-        "large": ("ratios", {"rows": _engine_vs_mpi(
-            ["allgather", "reduce_scatter", "reduce", "alltoallv"], ["", "engine-plain"]),
-            "sizes": LARGE, "corner": "engine / MPICH"}),
-        "replay": ("replay", {"rows": [
-            (f"{name}", compute, f"replay-{stem}-{c}.engine.host.json",
-             f"replay-{stem}-{c}.mpi.host.json")
-            for name, stem in [("GPT-2, FSDP", "gpt2-fsdp"), ("GPT-2, ZeRO-2", "gpt2-zero2"),
-                               ("Mixtral MoE, uniform router", "mixtral-uniform"),
-                               ("Mixtral MoE, Zipf 1.2 router", "mixtral-zipf")]
-            for c, compute in [("none", "none"), ("trace", "trace")]]}),
-    },
-    "vm-20261125/README.md": {
-        "large": ("ratios", {"rows": _engine_vs_mpi(["allreduce", "bcast", "reduce"],
-                                                    ["", "engine-plain"]),
-                             "sizes": [MiB, 16 * MiB, 64 * MiB], "corner": "engine / MPICH"}),
-        "replay": ("replay", {"rows": [
-            (name, "none", f"replay-{stem}-none.engine.host.json",
-             f"replay-{stem}-none.mpi.host.json")
-            for name, stem in [("GPT-2, DDP", "gpt2-ddp"), ("GPT-2, FSDP", "gpt2-fsdp"),
-                               ("GPT-2, ZeRO-2", "gpt2-zero2"),
-                               ("Mixtral MoE, uniform", "mixtral-uniform"),
-                               ("Mixtral MoE, Zipf", "mixtral-zipf"),
-                               ("ResNet-50, DDP", "resnet50-ddp")]]}),
-    },
     "vm-20261127/README.md": {
         "mpis-final": ("compare", {"folder": "mpis-final",
                                    "series": ["engine-mpich4", "engine-plain-mpich4",
                                               "preload-mpich4", "preload-mpich5",
                                               "preload-openmpi5"]}),
-        "omb": ("omb", {"folder": "omb-compare",
-                        "bands": [(1, 2 * KiB), (4 * KiB, 64 * KiB), (128 * KiB, 4 * MiB)]}),
-        "mpis": ("compare", {"folder": "mpis",
-                             "series": ["engine-mpich4", "engine-plain-mpich4", "preload-mpich4",
-                                        "preload-mpich5", "preload-openmpi5"]}),
-        "private-after": ("verdicts", {"folder": "private-after",
-                                       "series": ["engine-plain-mpich4", "preload-mpich4",
-                                                  "preload-openmpi5"]}),
     },
-    "vm-20261125/issue28/README.md": {
-        "bands": ("ratios", {"rows": [(c, f"{c}.engine.r2.json", f"{c}.mpi.r2.json") for c in
-                                      ["gather", "scatter", "gatherv", "scatterv", "allgatherv"]],
-                             "bands": BANDS_ROOTED, "corner": "engine / MPICH, round 2"}),
-        "bands-r1": ("ratios", {"rows": [(c, f"{c}.engine.r1.json", f"{c}.mpi.r1.json") for c in
-                                         ["gather", "scatter", "gatherv", "scatterv",
-                                          "allgatherv"]],
-                                "bands": BANDS_ROOTED, "corner": "engine / MPICH, round 1"}),
-    },
-    "vm-20261125/preload/README.md": {
-        "bands": ("ratios", {"rows": [(c, f"{c}.preload.[0-9].json", f"{c}.mpi.[0-9].json")
-                                      for c in ["allreduce", "bcast", "alltoall"]],
-                             "bands": [(1, 64 * KiB), (MiB, 64 * MiB)],
-                             "corner": "preload / MPICH"}),
-        "bands-mpibarrier": ("ratios", {
-            "rows": [(c, f"{c}.preload-mpibarrier.[0-9].json", f"{c}.mpi.[0-9].json")
-                     for c in ["allreduce", "bcast", "alltoall"]],
-            "bands": [(1, 64 * KiB)], "corner": "preload / MPICH, MPICH's barrier"}),
-    },
-    "vm-20261126/README.md": {
-        "mpis": ("compare", {"folder": "mpis", "series": ["engine-mpich4"]}),
-        "mpis-alltoall": ("compare", {"folder": "mpis-alltoall", "series": ["engine-mpich4"]}),
-        "mpis-s3": ("compare", {"folder": "mpis-s3",
-                                "series": ["engine-mpich4", "engine-plain-mpich4",
-                                           "preload-mpich4", "preload-mpich5",
-                                           "preload-openmpi5"]}),
-        "latency-8": ("latency", {
-            "folder": "mpis-s3", "size": 8, "pattern": "{row}.{col}.[0-9]*.json",
-            "rows": ["allreduce", "bcast", "alltoall", "allgather", "reduce_scatter"],
-            "cols": ["mpi-mpich4", "mpi-mpich5", "mpi-openmpi5", "engine-mpich4",
-                     "preload-mpich4", "preload-mpich5", "preload-openmpi5"]}),
-        "neighbor": ("ratios", {"folder": "neighbor", "rows": [
-            (f"{c}, round {r}", f"{c}.engine.r{r}.json", f"{c}.mpi.r{r}.json")
-            for c in ["neighbor_alltoall", "neighbor_allgather"] for r in (1, 2)],
-            "bands": [(1, 4 * KiB), (16 * KiB, 4 * MiB), (16 * MiB, 16 * MiB)],
-            "corner": "engine / MPICH"}),
-    },
-    "vm-20261127/cluster-link-1g/README.md": {
-        # scripts/cluster_link.sh: 2 hosts x 1 rank, links at 1 Gbit/s (issue 42)
-        "verdicts": ("verdicts", {"folder": "compare",
-                                  "series": ["engine-mpich5", "engine-plain-mpich5"]}),
-        "model": ("link_model", {"latency": "link/latency.mpich5.json",
-                                 "bw": "link/bw.mpich5.json", "algos": "algos",
-                                 "colls": ["allreduce", "bcast", "alltoall"],
-                                 "choices": ("compare", ["engine-mpich5"])}),
-        "confirm": ("verdicts", {"folder": "confirm",
-                                 "series": ["engine-mpich5", "engine-plain-mpich5"]}),
-        "algos-2x2": ("link_model", {"latency": "link/latency.mpich5.json",
-                                     "bw": "link/bw.mpich5.json", "algos": "algos-2x2",
-                                     "colls": ["allreduce", "bcast", "alltoall"],
-                                     "model_times": False}),
-    },
-    **{f"vm-20261127/cluster-{mpi}-2x2/README.md": {
-        # the main job's sweep at 2 hosts x 2 ranks, 10 Gbit/s links (scripts/cluster_sweep.sh)
-        "engine-vs-mpi": ("ratios", {
-            "rows": _engine_vs_mpi(["allreduce", "bcast", "alltoall", "allgather",
-                                    "reduce_scatter", "reduce", "alltoallv"], [""]),
-            "bands": [(4, 256), (512, 8 * KiB), (16 * KiB, 64 * KiB)],
-            "corner": f"engine / {label}, 2 x 2"}),
-        "small": ("latency", {
-            "size": 8, "pattern": "{row}.{col}.host.json", "cols": ["mpi", "engine"],
-            "rows": ["allreduce", "bcast", "alltoall", "allgather", "reduce_scatter",
-                     "reduce"]}),
-        "pair": ("latency", {"size": 4, "pattern": "{row}.{col}.host.json",
-                             "cols": ["mpi", "engine"], "rows": ["latency"]}),
-    } for mpi, label in [("mpich5", "MPICH 5"), ("openmpi5", "Open MPI 5")]},
 }
 
 
 # READMEs generated whole by a script of their own: (README relative to results/, the
-# command that writes it to the file named OUT).
+# command that writes it). OUT names the file the command writes; OUTDIR a scratch copy of
+# the README's folder, for a script that writes README.md into the folder it reads.
 WHOLE = [
     ("h100-20261127/run1/README.md",
      ["scripts/gpu_report.py", "results/h100-20261127/run1", "-o", "OUT"]),
-    ("h100-20261126/run1/README.md",
-     ["scripts/gpu_report.py", "results/h100-20261126/run1", "-o", "OUT"]),
-    ("h100-20261126/run2/README.md",
-     ["scripts/gpu_report.py", "results/h100-20261126/run2", "-o", "OUT"]),
-    ("vm-20261126/target-ci/README.md", ["results/vm-20261126/target-ci/make_table.py", "OUT"]),
+    ("vm-20261127/floors/README.md", ["results/vm-20261127/floors/make_readme.py", "OUT"]),
+    ("vm-20261127/comm-cost/README.md", ["scripts/preload_comm_cost.py", "--table", "OUTDIR"]),
 ]
 
 
 def regenerate_whole(rel, command):
     """The text command writes for results/rel (run from the repository's root)."""
+    import shutil
     import subprocess
     import tempfile
     repo = os.path.dirname(RESULTS)
     with tempfile.TemporaryDirectory() as tmp:
-        out = os.path.join(tmp, "README.md")
-        p = subprocess.run([sys.executable] + [out if a == "OUT" else a for a in command],
+        outdir = os.path.join(tmp, "folder")
+        if "OUTDIR" in command:
+            shutil.copytree(os.path.dirname(os.path.join(RESULTS, rel)), outdir)
+            os.remove(os.path.join(outdir, os.path.basename(rel)))
+        out = os.path.join(outdir if "OUTDIR" in command else tmp, os.path.basename(rel))
+        p = subprocess.run([sys.executable] + [{"OUT": out, "OUTDIR": outdir}.get(a, a)
+                                               for a in command],
                            cwd=repo, capture_output=True, text=True, timeout=120)
         if p.returncode != 0:
             raise BlockError(f"results/{rel}: {' '.join(command)} failed: {p.stderr.strip()}")

@@ -2,6 +2,8 @@
 # The floors beside the runs already committed on this VM today: the 60 interleaved
 # launches of cb_allreduce --backend mpi,engine at 8 B, 64 KiB and 4 MiB of
 # results/vm-20261127/verdict-check-launches (raw.tar.xz), against this folder's info.json.
+# That folder left the tree with the other earlier runs (results/README.md, "Earlier runs"):
+# its archive is read from git history where it is not checked out.
 # Writes context.json and context.md (scripts/cbfloors.py) and context_summary.md (per
 # series and size over the launches: the median time and the median, lowest and highest
 # fraction of the floor).
@@ -10,7 +12,12 @@ here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../../.." && pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-tar -xJf "$repo/results/vm-20261127/verdict-check-launches/raw.tar.xz" -C "$tmp"
+raw=results/vm-20261127/verdict-check-launches/raw.tar.xz
+if [ -f "$repo/$raw" ]; then
+  tar -xJf "$repo/$raw" -C "$tmp"
+else
+  git -C "$repo" show "9108515:$raw" | tar -xJf - -C "$tmp"
+fi
 mapfile -t files < <(find "$tmp" -name '*mpi-engine*.json' | sort)
 python3 "$repo/scripts/cbfloors.py" "$here/info.json" "${files[@]}" --json "$here/context.json" \
   --md "$here/context.md"

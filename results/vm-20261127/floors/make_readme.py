@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """Writes this folder's README.md from its JSON (info.json, the interleaved runs,
 floors.json, context.json): every number below comes from those files. Run after run.sh and
-context.sh: python3 make_readme.py"""
+context.sh: python3 make_readme.py [OUT] (default: this folder's README.md; OUT for
+scripts/readme_results.py --check, which compares the two)"""
 import json
 import os
 import statistics
+import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -58,8 +60,9 @@ w("`vm`: the 2-core VM (" + load("info.json")["environment"]["cpu"]["model"] + "
   "shuffled per pass; the median pass with its 95 % interval, and the paired ratio's "
   "verdict) of allreduce, bcast and barrier at 8 B and allreduce at 1-64 MiB. `floors.md` "
   "and `floors.json` are `scripts/cbfloors.py`'s table of those runs; `context.sh` puts the "
-  "same floors beside the launches of `../verdict-check-launches` (same VM, same day): "
-  "`context.md`, `context.json`, `context_summary.md`.")
+  "same floors beside the launches of `vm-20261127/verdict-check-launches` (same VM, same "
+  "day; in git history, results/README.md, \"Earlier runs\"): `context.md`, "
+  "`context.json`, `context_summary.md`.")
 w("")
 w(f"## The floors (`info.json`, {info['mode']} mode, {info['seconds']:.1f} s)")
 w("")
@@ -104,7 +107,7 @@ w("")
 groups = {}
 for r in ctx:
     groups.setdefault((r["series"], r["bytes"]), []).append(r["fraction_of_floor"])
-w(f"The {len(groups[('engine', 8)])} launches of `../verdict-check-launches` "
+w(f"The {len(groups[('engine', 8)])} launches of `vm-20261127/verdict-check-launches` "
   "(`context_summary.md`): the engine's fraction of the floor, median (lowest-highest) over "
   "the launches: " + "; ".join(
       f"allreduce {size(b)} {statistics.median(groups[('engine', b)]):.2f} "
@@ -127,5 +130,5 @@ w(f"- **Allreduce at 1-64 MiB >= 80 % of the copy bound**: not met; the engine r
   "(`cb_copybw`'s all-threads rate would show how much they share; not run here), and an "
   "allreduce must add (the float sum's rate above). Those are the next measurements.")
 w("- bcast at 1-64 MiB and everything through the preload were not measured in this run.")
-with open(os.path.join(HERE, "README.md"), "w") as f:
+with open(sys.argv[1] if len(sys.argv) > 1 else os.path.join(HERE, "README.md"), "w") as f:
     f.write("\n".join(out) + "\n")
