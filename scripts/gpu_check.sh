@@ -325,8 +325,8 @@ fi
 # MPI and engine alternate (mpi, engine, mpi, engine) at each rank count, so that drift
 # over the minutes of the sweep falls on both; the JSON of every pass is kept
 # (host_<coll>_<ranks>_<backend>_<pass>.json). Off by default: it takes ~2.5 of the 15
-# minutes a session has on the host, and results/h100-20261126/run1 holds it; set
-# GPU_CHECK_HOST_RANKS="4 8 16" to run it.
+# minutes a session has on the host, and results/h100-20261126/run1 (in git history at
+# 9108515) holds it; set GPU_CHECK_HOST_RANKS="4 8 16" to run it.
 for np in ${GPU_CHECK_HOST_RANKS-}; do
   for coll in allreduce bcast alltoall; do
     sizes=8:64M

@@ -8,7 +8,7 @@ their slots, so its work grows with the rank count; it had never run past 4 rank
 split_type_subcomms); at 16 and 32 ranks the preloaded program checks its own results
 against the exact expected values (a wrong one exits 1) and every rank must agree on the
 order-dependent ones (check_xrank). Timings of the small path at 2-32 ranks:
-results/vm-20261127/small-path-scale and docs/architecture.md."""
+results/vm-20261127/small-path-scale (in git history at 9108515) and docs/architecture.md."""
 from cbtest import case, check, load_json
 from test_preload_legal import (check_counts, check_xrank, compare, launch, preload_env,
                                 NO_ENGINE_YET)
