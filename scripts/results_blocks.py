@@ -444,6 +444,8 @@ BLOCKS = {
 WHOLE = [
     ("h100-20261127/run1/README.md",
      ["scripts/gpu_report.py", "results/h100-20261127/run1", "-o", "OUT"]),
+    ("h100-20261127/tune/README.md",
+     ["scripts/gpu_report.py", "results/h100-20261127/tune", "-o", "OUT"]),
     ("vm-20261127/floors/README.md", ["results/vm-20261127/floors/make_readme.py", "OUT"]),
     ("vm-20261127/comm-cost/README.md", ["scripts/preload_comm_cost.py", "--table", "OUTDIR"]),
 ]
