@@ -10,7 +10,7 @@
 #include "engine/algorithm.hpp"
 #include "engine/execution.hpp"
 #include "engine/executor_cuda.hpp"
-#include "engine/mpi_library.hpp"
+#include "engine/mpi_library_info.hpp"
 #include "engine/shm/node_shm.hpp"
 #include "gpu/device.hpp"
 

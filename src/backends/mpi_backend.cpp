@@ -8,7 +8,7 @@
 #include "core/vcounts.hpp"
 #include "engine/mpi_collective.hpp"
 #include "engine/mpi_half_op.hpp"
-#include "engine/mpi_library.hpp"
+#include "engine/mpi_library_info.hpp"
 #include "gpu/device.hpp"
 
 namespace cb {

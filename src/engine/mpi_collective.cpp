@@ -13,7 +13,7 @@
 #include "core/topology.hpp"
 #include "core/vcounts.hpp"
 #include "engine/mpi_half_op.hpp"
-#include "engine/mpi_library.hpp"
+#include "engine/mpi_library_info.hpp"
 
 namespace cb {
 namespace {

@@ -1,5 +1,5 @@
 // The MPI library's own collectives, called in one place: by --backend mpi, and by the
-// engine's "mpi" algorithm (algos/mpi_library.cpp), through which the tuning table hands a
+// engine's "mpi" algorithm (algos/mpi_passthrough.cpp), through which the tuning table hands a
 // size range to the library where it measured the library faster (as MVAPICH2 and Open
 // MPI's HAN fall back to their base collectives), and the preload passes such calls
 // straight through.

@@ -22,7 +22,7 @@
 #include "config.hpp"
 #include "core/errors.hpp"
 #include "core/settings.hpp"
-#include "engine/mpi_library.hpp"
+#include "engine/mpi_library_info.hpp"
 #include "gpu/device.hpp"
 #include "harness/rdma.hpp"
 #include "harness/timer.hpp"

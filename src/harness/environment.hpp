@@ -8,7 +8,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "backends/control.hpp"
-#include "engine/mpi_library.hpp"
+#include "engine/mpi_library_info.hpp"
 
 namespace cb {
 

@@ -1,7 +1,7 @@
 // cb_bibw: OMB's osu_bibw. Both ranks send a window to each other at once; bytes of both
 // directions count: MB/s = 2 x size x window x iterations / 1e6 / time.
 #include "harness/runner.hpp"
-#include "pt2pt/patterns.hpp"
+#include "pt2pt/iterations.hpp"
 
 namespace {
 constexpr cb::Pt2ptSpec kSpec{.metric = cb::Pt2ptMetric::Bandwidth,

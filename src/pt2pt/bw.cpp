@@ -1,7 +1,7 @@
 // cb_bw: OMB's osu_bw. A window of non-blocking sends and a 1-byte ack per iteration;
 // MB/s = size x window x iterations / 1e6 / time.
 #include "harness/runner.hpp"
-#include "pt2pt/patterns.hpp"
+#include "pt2pt/iterations.hpp"
 
 namespace {
 constexpr cb::Pt2ptSpec kSpec{.metric = cb::Pt2ptMetric::Bandwidth,

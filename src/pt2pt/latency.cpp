@@ -1,6 +1,6 @@
 // cb_latency: OMB's osu_latency. One-way latency = ping-pong round trip / 2.
 #include "harness/runner.hpp"
-#include "pt2pt/patterns.hpp"
+#include "pt2pt/iterations.hpp"
 
 namespace {
 constexpr cb::Pt2ptSpec kSpec{.metric = cb::Pt2ptMetric::Latency,

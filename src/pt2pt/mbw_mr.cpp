@@ -1,7 +1,7 @@
 // cb_mbw_mr: OMB's osu_mbw_mr. Pairs r <-> r + pairs stream windows at the same time;
 // aggregate MB/s and messages/s over the pairs (sender times averaged, as OMB).
 #include "harness/runner.hpp"
-#include "pt2pt/patterns.hpp"
+#include "pt2pt/iterations.hpp"
 
 namespace {
 constexpr cb::Pt2ptSpec kSpec{.metric = cb::Pt2ptMetric::MessageRate,

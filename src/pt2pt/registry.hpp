@@ -1,5 +1,5 @@
 // The point-to-point benchmarks defined by descriptor tables rather than a file each: the
-// one-sided ones (pt2pt/rma.cpp) and OMB's further two-sided ones (pt2pt/more.cpp).
+// one-sided ones (pt2pt/rma.cpp) and OMB's further two-sided ones (pt2pt/registry.cpp).
 #pragma once
 
 #include <string_view>

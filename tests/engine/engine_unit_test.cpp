@@ -8,8 +8,8 @@
 
 #include "core/errors.hpp"
 #include "engine/algorithm.hpp"
-#include "engine/patterns/blocks.hpp"
-#include "engine/patterns/fold.hpp"
+#include "engine/partition/blocks.hpp"
+#include "engine/partition/fold.hpp"
 #include "engine/schedule.hpp"
 #include "engine/select.hpp"
 

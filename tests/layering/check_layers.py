@@ -55,8 +55,8 @@ SYSTEM_HEADERS = [
                    "engine/transport_mpi.hpp", "engine/transport_mpi.cpp",  # MPI transport
                    "engine/shm/node_shm.hpp", "engine/shm/node_shm.cpp",
                    # the MPI library's own collectives, types and version ("mpi" algorithm)
-                   "engine/mpi_collective.*", "engine/mpi_half_op.*", "engine/mpi_library.*",
-                   "engine/algos/mpi_library.cpp"],
+                   "engine/mpi_collective.*", "engine/mpi_half_op.*", "engine/mpi_library_info.*",
+                   "engine/algos/mpi_passthrough.cpp"],
     }),
     ("CUDA", r"cuda.*", {  # cuda.h, cuda_runtime*.h, cuda_fp16.h, cudaTypedefs.h, ...
         # the host/device validation values take nvcc's half types (under __CUDACC__)

@@ -934,7 +934,7 @@ void comm_self() {
 void reduce_roots() {
   MPI_Comm c = MPI_COMM_WORLD;
   // "library NAME": MPI_Get_library_version's first line, blanks made one space (as
-  // src/engine/mpi_library.cpp does), from which the test knows which calls the preload
+  // src/engine/mpi_library_info.cpp does), from which the test knows which calls the preload
   // must give the engine (MPICH 4.0's in-place reduce at a root other than 0 crashes).
   char version[MPI_MAX_LIBRARY_VERSION_STRING] = {};
   int length = 0;

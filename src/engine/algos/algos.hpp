@@ -67,7 +67,7 @@ extern const Algorithm kNeighborAllgathervExchange;
 extern const Algorithm kNeighborAlltoallExchange;
 extern const Algorithm kNeighborAlltoallvExchange;
 extern const Algorithm kNeighborAlltoallwExchange;
-// The MPI library's own collective (mpi_library.cpp), one for each collective.
+// The MPI library's own collective (mpi_passthrough.cpp), one for each collective.
 extern const Algorithm kAllreduceMpi;
 extern const Algorithm kBcastMpi;
 extern const Algorithm kAlltoallMpi;

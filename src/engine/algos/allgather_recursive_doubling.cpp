@@ -4,7 +4,7 @@
 // skips it). For small and medium messages.
 #include "engine/algos/algos.hpp"
 #include "engine/algos/allgather_common.hpp"
-#include "engine/patterns/fold.hpp"
+#include "engine/partition/fold.hpp"
 
 namespace cb::engine {
 namespace {

@@ -3,7 +3,7 @@
 // bandwidth-efficient at few rounds, for medium and large messages.
 #include "engine/algos/algos.hpp"
 #include "engine/algos/fold_steps.hpp"
-#include "engine/patterns/blocks.hpp"
+#include "engine/partition/blocks.hpp"
 
 namespace cb::engine {
 namespace {

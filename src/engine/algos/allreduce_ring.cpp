@@ -5,7 +5,7 @@
 // still in cache when it is sent on.
 #include "engine/algos/algos.hpp"
 #include "engine/algos/common.hpp"
-#include "engine/patterns/blocks.hpp"
+#include "engine/partition/blocks.hpp"
 #include "engine/settings.hpp"
 
 namespace cb::engine {

@@ -3,7 +3,7 @@
 // CB_BCAST_SEGMENT_BYTES (default 128 KiB).
 #include "engine/algos/algos.hpp"
 #include "engine/algos/common.hpp"
-#include "engine/patterns/blocks.hpp"
+#include "engine/partition/blocks.hpp"
 #include "engine/settings.hpp"
 
 namespace cb::engine {

@@ -3,7 +3,7 @@
 // bytes per rank instead of log2(p) x n: for large messages.
 #include "engine/algos/algos.hpp"
 #include "engine/algos/common.hpp"
-#include "engine/patterns/blocks.hpp"
+#include "engine/partition/blocks.hpp"
 
 namespace cb::engine {
 namespace {

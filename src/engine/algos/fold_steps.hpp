@@ -1,9 +1,9 @@
 // The steps around a power-of-two core (recursive doubling, Rabenseifner) for rank counts
-// that are not a power of two; see patterns/fold.hpp.
+// that are not a power of two; see partition/fold.hpp.
 #pragma once
 
 #include "engine/algos/common.hpp"
-#include "engine/patterns/fold.hpp"
+#include "engine/partition/fold.hpp"
 
 namespace cb::engine {
 

@@ -5,7 +5,7 @@
 // to the even vrank below it and sits out, so that the root (vrank 0) always takes part.
 #include "engine/algos/algos.hpp"
 #include "engine/algos/reduce_common.hpp"
-#include "engine/patterns/blocks.hpp"
+#include "engine/partition/blocks.hpp"
 
 namespace cb::engine {
 namespace {

@@ -6,7 +6,7 @@
 #include "engine/algos/algos.hpp"
 #include "engine/algos/common.hpp"
 #include "engine/algos/shm_common.hpp"
-#include "engine/patterns/fold.hpp"
+#include "engine/partition/fold.hpp"
 
 namespace cb::engine {
 namespace {

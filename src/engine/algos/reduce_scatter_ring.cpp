@@ -9,7 +9,7 @@
 #include "engine/algos/algos.hpp"
 #include "engine/algos/common.hpp"
 #include "engine/algos/shm_common.hpp"
-#include "engine/patterns/blocks.hpp"
+#include "engine/partition/blocks.hpp"
 #include "engine/settings.hpp"
 
 namespace cb::engine {

@@ -9,7 +9,7 @@
 #include <cstring>
 #include <vector>
 
-#include "engine/patterns/blocks.hpp"
+#include "engine/partition/blocks.hpp"
 #include "engine/reduce_host.hpp"
 #include "engine/settings.hpp"
 #include "engine/shm/peer_sync.hpp"

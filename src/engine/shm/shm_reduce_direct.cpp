@@ -4,7 +4,7 @@
 #include <cstring>
 #include <vector>
 
-#include "engine/patterns/blocks.hpp"
+#include "engine/partition/blocks.hpp"
 #include "engine/shm/rank_order.hpp"
 
 namespace cb::engine {

@@ -1,11 +1,14 @@
-// OMB's further two-sided benchmarks, as descriptors over the point-to-point runner
-// (pt2pt/runner.cpp): osu_multi_lat, osu_latency_mt, osu_latency_mp, the persistent
-// osu_latency_persistent, osu_bw_persistent and osu_bibw_persistent, and OMB 7.5's
-// osu_partitioned_latency, osu_bw_fan_in and osu_bw_fan_out. Their mains are
+// The registry of the point-to-point benchmarks defined by descriptor tables
+// (pt2pt/registry.hpp): this file's table of OMB's further two-sided benchmarks, as
+// descriptors over the point-to-point runner (pt2pt/runner.cpp): osu_multi_lat,
+// osu_latency_mt, osu_latency_mp, the persistent osu_latency_persistent, osu_bw_persistent
+// and osu_bibw_persistent, OMB 7.5's osu_partitioned_latency, osu_bw_fan_in and
+// osu_bw_fan_out, and nccl-tests' sendrecv and hypercube (pt2pt/exchange.cpp); and the
+// lookup by name over it and the one-sided table (pt2pt/rma.cpp). Their mains are
 // pt2pt/bench_main.cpp.
 #include <array>
 
-#include "pt2pt/patterns.hpp"
+#include "pt2pt/iterations.hpp"
 #include "pt2pt/registry.hpp"
 #include "pt2pt/rma.hpp"
 

@@ -5,11 +5,11 @@
 // sizes where the library was measured faster than every engine algorithm, as MVAPICH2's
 // tables and Open MPI's HAN fall back to the base collectives; the preload then passes
 // such calls straight through (no engine in between).
-#include "engine/mpi_library.hpp"
 #include "core/mpi_check.hpp"
 #include "engine/algos/algos.hpp"
 #include "engine/comm.hpp"
 #include "engine/mpi_collective.hpp"
+#include "engine/mpi_library_info.hpp"
 
 namespace cb::engine {
 namespace {

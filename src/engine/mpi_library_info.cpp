@@ -1,4 +1,4 @@
-#include "engine/mpi_library.hpp"
+#include "engine/mpi_library_info.hpp"
 
 #include <mpi.h>
 

@@ -1,4 +1,4 @@
-#include "pt2pt/patterns.hpp"
+#include "pt2pt/iterations.hpp"
 
 #include "backends/control.hpp"
 #include "core/mpi_check.hpp"
