@@ -49,6 +49,9 @@ REFERENCES = [
     ("h100-20261127", "gpu",
      "GPU test host (one H100), 2026-11-27: CUDA IPC bcast and alltoall, MPS, device point to "
      "point, the tuning table's host runs at 4-16 ranks"),
+    ("vm-20261127/bcast-private-large/after", "compare_mpis",
+     "After the private-buffer bcast rule (shm above 16 MiB): bcast 8-64 MiB against MPICH "
+     "4.0.2, MPICH 5.0.2 and Open MPI 5.0.11"),
     ("vm-20261127/mpis-final", "compare_mpis",
      "The engine and the drop-in against MPICH 4.0.2, MPICH 5.0.2 and Open MPI 5.0.11, with "
      "the method, on the final tree of 2026-11-27"),
