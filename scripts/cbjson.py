@@ -270,6 +270,9 @@ def series_of(path, doc):
     list or `-T all` one per type (records' 'dtype'); any other is one Series, whatever
     algorithm the backend selected at each size: one curve, as a user of the backend sees
     it."""
+    inter = doc.get("interleave")
+    if isinstance(inter, dict) and isinstance(inter.get("series"), list):
+        return interleaved_series(path, doc, inter["series"])
     opts = doc.get("options") if isinstance(doc.get("options"), dict) else {}
     by_algo = opts.get("algo") == "all"
     by_type = isinstance(opts.get("dtypes"), list) and len(opts["dtypes"]) > 1
@@ -285,6 +288,26 @@ def series_of(path, doc):
         s = Series(path, doc, algo, recs)
         if dtype:
             s.suffix = f" [{dtype}]"
+        out.append(s)
+    return out
+
+
+def interleaved_series(path, doc, declared):
+    """An interleaved run (--backend mpi,engine, docs/statistics.md): one Series per
+    declared series, of the records whose 'series' names it, with that series' backend."""
+    out = []
+    for d in declared:
+        if not isinstance(d, dict):
+            continue
+        recs = [r for r in doc["results"] if r.get("series") == d.get("name")]
+        if not recs:
+            continue
+        s = Series(path, doc, d.get("algo") or "", recs)
+        s.backend = d.get("backend") or s.backend
+        s.library_full = d.get("library") or s.library_full
+        s.library = short_library(s.library_full)
+        if d.get("name") and d["name"] != s.name:  # mpi.2, engine/plain
+            s.suffix = f" [{d['name']}]"
         out.append(s)
     return out
 

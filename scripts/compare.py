@@ -3,12 +3,18 @@
 
   compare.py BASELINE.json CANDIDATE.json [CANDIDATE2.json ...]
   compare.py --baseline-backend mpi FILE.json [FILE.json ...]
+  compare.py --baseline-backend mpi --summary summary.md --md comparisons.md FILE.json ...
 
 ratio = candidate / baseline of the metric (a time for latency, a rate for bandwidths).
 A size is SLOWER when the candidate takes more than --tolerance percent longer than the
 baseline: time ratio > 1 + tol, or bandwidth ratio < 1 / (1 + tol). Where both runs were
 measured with --repeat N, a size is WITHIN NOISE (~) when the ranges of the two sides'
 passes (fastest to slowest) overlap. Standard library only; see docs/plots.md.
+
+--summary writes one page: per benchmark, each candidate against the baseline backend by
+size band (the median ratio of time, its interval or range, the verdicts), where the
+candidate is slower, and links to the detail files. Interleaved runs (--backend mpi,engine,
+docs/statistics.md) are summarized from their own paired ratios, intervals and verdicts.
 """
 import argparse
 import json
@@ -19,6 +25,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import cbjson  # noqa: E402
+import compare_mpis  # noqa: E402  (the size bands of the summaries)
 
 PROG = "compare.py"
 
@@ -38,6 +45,9 @@ def parse_args(argv):
                     help="flag a size as SLOWER only beyond this many percent (default 5)")
     ap.add_argument("--md", metavar="OUT.md", help="write the Markdown report here")
     ap.add_argument("--json", metavar="OUT.json", help="write the comparison as JSON here")
+    ap.add_argument("--summary", metavar="OUT.md",
+                    help="with --baseline-backend: write the one-page summary here (links "
+                         "to --md's file and to the interleaved runs' tables)")
     ap.add_argument("--skip-invalid", action="store_true",
                     help="warn about and leave out files that are not usable results "
                          "(default: such a file is an error)")
@@ -46,6 +56,8 @@ def parse_args(argv):
     args = ap.parse_args(argv)
     if not args.baseline_backend and len(args.files) < 2:
         ap.error("give a baseline and at least one candidate, or --baseline-backend NAME")
+    if args.summary and not args.baseline_backend:
+        ap.error("--summary needs --baseline-backend")
     if args.tolerance < 0:
         ap.error("--tolerance must not be negative")
     return args
@@ -251,6 +263,126 @@ def markdown(comparisons, tolerance):
     return "\n".join(lines)
 
 
+# --- the one-page summary ----------------------------------------------------------------
+
+BAND_TITLES = ["<= 1 KiB", "1-16 KiB", "16-256 KiB", "256 KiB-4 MiB", "> 4 MiB"]
+
+
+def band_of(size):
+    return next(i for i, (lo, hi) in enumerate(compare_mpis.BANDS) if lo <= size <= hi)
+
+
+def time_ratio(ratio, metric_name):
+    """candidate / baseline time: a rate's ratio inverted (< 1: the candidate is faster)."""
+    if ratio is None or ratio <= 0:
+        return None
+    return ratio if cbjson.METRICS[metric_name].lower_is_better else 1 / ratio
+
+
+def verdict_of(row, c, tolerance):
+    """A separate runs' size: slower or faster beyond the tolerance with the passes apart,
+    else ~ (within the tolerance or the noise)."""
+    t = time_ratio(row["ratio"], c["metric"])
+    if t is None or row["within_noise"]:
+        return "~"
+    limit = 1 + tolerance / 100
+    return "slower" if t > limit else "faster" if t < 1 / limit else "~"
+
+
+def separate_points(c, tolerance):
+    """[(bytes, time ratio, None, verdict)] of a two-file comparison."""
+    return [(r["bytes"], time_ratio(r["ratio"], c["metric"]), None, verdict_of(r, c, tolerance))
+            for r in c["rows"] if time_ratio(r["ratio"], c["metric"]) is not None]
+
+
+def interleaved_points(doc, series):
+    """[(bytes, ratio, interval, verdict)] of one series of an interleaved run."""
+    out = []
+    for r in doc.get("results", []):
+        vs = r.get("versus")
+        if r.get("series") == series and isinstance(vs, dict) and vs.get("ratio") is not None:
+            out.append((int(r["bytes"]), vs["ratio"], vs.get("ratio_ci95"),
+                        vs.get("verdict") or "?"))
+    return out
+
+
+def band_cell(points):
+    """'0.28 [0.07, 0.73] faster 6/6': the median ratio of the band's sizes, the span of
+    their intervals (or of their ratios, in parentheses, for separate runs), the verdicts."""
+    if not points:
+        return "-"
+    ratios = sorted(p[1] for p in points)
+    med = ratios[(len(ratios) - 1) // 2]
+    cis = [p[2] for p in points if p[2]]
+    if cis:
+        span = f" [{min(c[0] for c in cis):.2f}, {max(c[1] for c in cis):.2f}]"
+    else:
+        span = f" ({ratios[0]:.2f}-{ratios[-1]:.2f})" if len(ratios) > 1 else ""
+    tally = {}
+    for p in points:
+        tally[p[3]] = tally.get(p[3], 0) + 1
+    order = ["faster", "slower", "indistinguishable", "~", "too few passes"]
+    votes = ", ".join(f"{v} {n}/{len(points)}" for v, n in
+                      sorted(tally.items(), key=lambda kv: (order + [kv[0]]).index(kv[0])))
+    return f"{med:.2f}{span} {votes.replace('indistinguishable', 'indist.')}"
+
+
+def summary_rows(comparisons, interleaved, tolerance, detail_md):
+    """[(benchmark, candidate, method, points, detail file)], one per benchmark and
+    candidate (a two-file comparison's first metric)."""
+    rows, seen = [], set()
+    for c in comparisons:
+        key = (c["benchmark"], c["baseline"]["file"], c["candidate"]["file"],
+               c["candidate"]["algo"])
+        if "note" in c or key in seen:
+            continue
+        seen.add(key)
+        name = c["candidate"]["label"].split(" (")[0]
+        rows.append((c["benchmark"], name, f"separate runs, {c['metric']}",
+                     separate_points(c, tolerance), detail_md))
+    for path, doc in interleaved:
+        inter = doc["interleave"]
+        for s in inter.get("series", [])[1:]:
+            rows.append((cbjson.text(doc, "benchmark", "name"), s["name"],
+                         f"interleaved, {inter.get('passes')} passes",
+                         interleaved_points(doc, s["name"]),
+                         os.path.splitext(os.path.basename(path))[0] + ".txt"))
+    return sorted(rows, key=lambda r: (r[0], r[1]))
+
+
+def summary_page(comparisons, interleaved, baseline, tolerance, detail_md):
+    rows = summary_rows(comparisons, interleaved, tolerance, detail_md)
+    used = sorted({band_of(b) for r in rows for b, *_ in r[3]})
+    lines = ["# collbench summary", "",
+             f"Each candidate against `{baseline}` at the same sizes: the ratio of times "
+             "(candidate / baseline, < 1: the candidate is faster; a bandwidth's ratio "
+             "inverted), per size band the median over its sizes and the verdicts. "
+             "**Interleaved** runs (both in one process, passes shuffled, "
+             "docs/statistics.md): [the span of the per-size 95 % intervals], verdicts "
+             "faster / slower / indist. (the interval holds 1). **Separate runs**: (the "
+             f"span of the ratios); slower / faster beyond {tolerance:g} % with the passes "
+             "apart, ~ within the tolerance or the noise.", ""]
+    head = ["Benchmark", "Candidate", "Method"] + [BAND_TITLES[i] for i in used] + ["Detail"]
+    lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for bench, cand, method, points, detail in rows:
+        cells = [band_cell([p for p in points if band_of(p[0]) == i]) for i in used]
+        link = f"[{detail}]({detail})" if detail else ""
+        lines.append(f"| {bench} | {cand} | {method} | " + " | ".join(cells) + f" | {link} |")
+    if not rows:
+        lines.append("| (none: no run to compare with the baseline) |" + " |" * (len(head) - 1))
+    slower = [(bench, cand, [b for b, _, _, v in points if v == "slower"])
+              for bench, cand, _, points, _ in rows]
+    slower = [(b, c, sizes) for b, c, sizes in slower if sizes]
+    lines += ["", f"## Where a candidate is slower than {baseline}", ""]
+    lines += [f"- {b}, {c}: {', '.join(cbjson.size_text(x) for x in sizes)}"
+              for b, c, sizes in slower] or ["- nowhere (no size with the verdict slower)"]
+    lines += ["", "Detail: " + ", ".join(filter(None, [
+        f"[{detail_md}]({detail_md}) (every size of the separate runs)" if detail_md else "",
+        "the interleaved runs' tables (`*.txt`, per size: median, interval, ratio, verdict)",
+        "[plots/](plots/)"])) + ".", ""]
+    return "\n".join(lines)
+
+
 def write(path, content):
     try:
         with open(path, "w", encoding="utf-8") as f:
@@ -263,10 +395,17 @@ def main(argv=None):
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `| head` ends quietly
     args = parse_args(sys.argv[1:] if argv is None else argv)
     try:
-        series = cbjson.all_series(cbjson.load_all(args.files, args.skip_invalid, PROG))
+        loaded = cbjson.load_all(args.files, args.skip_invalid, PROG)
+        # Interleaved runs carry their own paired comparison (--summary reads it); their
+        # records, several series in one file, are not compared here.
+        interleaved = [(p, d) for p, d in loaded if isinstance(d.get("interleave"), dict)]
+        inter_ids = {id(d) for _, d in interleaved}
+        series = cbjson.all_series([(p, d) for p, d in loaded if id(d) not in inter_ids])
         if args.baseline_backend:
             comparisons = baseline_backend_mode(series, args)
-            if not any(s.backend == args.baseline_backend for s in series):
+            if not any(s.backend == args.baseline_backend for s in series) and \
+                    not any(d["interleave"].get("baseline") == args.baseline_backend
+                            for _, d in interleaved):
                 raise cbjson.InputError(f"no file has backend '{args.baseline_backend}'")
         else:
             if series[0].path != args.files[0]:
@@ -279,6 +418,10 @@ def main(argv=None):
             write(args.md, md + "\n")
         if args.json:
             write(args.json, json.dumps(doc, indent=2) + "\n")
+        if args.summary:
+            detail = os.path.basename(args.md) if args.md else None
+            write(args.summary, summary_page(comparisons, interleaved, args.baseline_backend,
+                                             args.tolerance, detail) + "\n")
     except cbjson.InputError as e:
         print(f"{PROG}: error: {e}", file=sys.stderr)
         return 2

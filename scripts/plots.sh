@@ -4,8 +4,11 @@
 # RESULTS_DIR/plots/<benchmark>.<figure>.{png,svg}   plot.py --per-benchmark
 # RESULTS_DIR/plots/<benchmark>.algos.<figure>.*      each --algo all sweep, per algorithm
 # RESULTS_DIR/plots/side-by-side.<benchmark>.*       the backends alone, without variants
-# RESULTS_DIR/summary.md, summary.json               compare.py --baseline-backend (mpi)
-# RESULTS_DIR/replay.md, plots/replay.steps.*         replay_table.py (appended to summary.md)
+# RESULTS_DIR/summary.md                             compare.py --summary: one page, per
+#                                                    benchmark the comparison by size band
+# RESULTS_DIR/comparisons.md, summary.json           compare.py --baseline-backend (mpi): every
+#                                                    size of every comparison (the detail)
+# RESULTS_DIR/replay.md, plots/replay.steps.*         replay_table.py (in summary.md when short)
 # Files that are not usable results (aborted runs with no sizes) are skipped with a warning.
 set -euo pipefail
 dir=${1:?usage: scripts/plots.sh RESULTS_DIR [BASELINE_BACKEND]}
@@ -33,7 +36,8 @@ if [ ${#others[@]} -gt 0 ]; then
     "${others[@]}" >/dev/null ||
     status=$?
   "$py" "$here/compare.py" --baseline-backend "$baseline" --metric latency,busbw,bandwidth \
-    --skip-invalid --md "$dir/summary.md" --json "$dir/summary.json" "${others[@]}" || status=$?
+    --skip-invalid --summary "$dir/summary.md" --md "$dir/comparisons.md" \
+    --json "$dir/summary.json" "${others[@]}" || status=$?
 fi
 # Backends alone (no engine variants), one figure set per benchmark, for files named as
 # sweep.sh names them (<bench>.<backend>.<memory>.json); with the copy bound (copy_bw.json,
@@ -50,9 +54,15 @@ done
 if [ ${#replays[@]} -gt 0 ]; then
   "$py" "$here/replay_table.py" --baseline "$baseline" --skip-invalid --md "$dir/replay.md" \
     --plot "$dir/plots/replay.steps" "${replays[@]}" || status=$?
-  [ -f "$dir/replay.md" ] &&
-    printf '\n## Gradient replay (cb_replay), step times\n\n' >> "$dir/summary.md" &&
-    cat "$dir/replay.md" >> "$dir/summary.md"
+  if [ -f "$dir/replay.md" ]; then
+    printf '\n## Gradient replay (cb_replay), step times\n\n' >> "$dir/summary.md"
+    # the table itself while it stays short (the main job's one replay), else the link
+    if [ "$(grep -c '^| ' "$dir/replay.md")" -le 14 ]; then
+      cat "$dir/replay.md" >> "$dir/summary.md"
+    fi
+    printf '\nEvery replay: [replay.md](replay.md), %s.\n' \
+      "[plots/replay.steps.svg](plots/replay.steps.svg)" >> "$dir/summary.md"
+  fi
 fi
 echo "plots.sh: plots in $dir/plots, summary in $dir/summary.md"
 exit $status

@@ -1,11 +1,18 @@
 #!/usr/bin/env bash
-# The default sweep: every benchmark on every backend this machine can run, side by side.
-#   scripts/sweep.sh BUILD_DIR OUTDIR [--quick]
+# The main job's sweep: by default the headline comparisons, with --full every benchmark on
+# every backend this machine can run, side by side.
+#   scripts/sweep.sh BUILD_DIR OUTDIR [--full] [--quick] [--list]
 # Writes OUTDIR/<bench>.<backend>[-variant].host.{json,txt}, info.json (cb_info),
 # copy_bw.json (the memory-copy bound), then plots and summary.md (scripts/plots.sh).
-# --quick: small sizes and few iterations, to check the whole pipeline fast.
+# Default (headline): cb_latency and cb_bw (mpi, engine), cb_allreduce and cb_bcast (mpi and
+# engine interleaved in one run, 10 passes: per-size intervals and verdicts,
+# docs/statistics.md), cb_ialltoall's overlap (-t 10), one cb_replay (ResNet-50, DDP
+# buckets, emulated backward), NCCL beside them where a GPU is usable; sizes 4 B to 4 MiB.
+# --full: every benchmark (docs/benchmarks.md), its variants and the DL replays.
+# --quick: small sizes and few iterations, to check the whole pipeline fast (either set).
+# --list: print the steps (after cb_info, which decides the backends) and stop.
 # Every size is measured in CB_REPEAT passes (default 3; --repeat): the JSON keeps each
-# pass's time, and summary.md marks sizes where two backends' passes overlap (~).
+# pass's time, and comparisons.md marks sizes where two backends' passes overlap (~).
 # Before each benchmark run it prints which step of how many it is and an estimate of the
 # time left (the time per step so far); with stderr on a terminal, the benchmarks also draw
 # their progress line there (--progress: through mpirun their stderr is a pipe).
@@ -22,7 +29,15 @@
 set -euo pipefail
 build=$1
 out=$2
-quick=${3:-}
+quick="" full="" list=""
+for arg in "${@:3}"; do
+  case "$arg" in
+    --quick) quick=--quick ;;
+    --full) full=1 ;;
+    --list) list=1 ;;
+    *) echo "sweep.sh: unknown option '$arg' (--full, --quick, --list)" >&2; exit 2 ;;
+  esac
+done
 mkdir -p "$out"
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=scripts/launch.sh
@@ -44,6 +59,9 @@ echo "sweep: launcher: $(cb_launch_describe); $np ranks: ${collective_cmd[*]};" 
 small=()
 [ "$quick" = "--quick" ] && small=(-m 4:64K -i 20 -x 2)
 repeat=(--repeat "${CB_REPEAT:-3}")
+# interleaved series (--backend mpi,engine): 10 passes, or CB_REPEAT if more (6 at least give
+# an interval, 10 one within the extremes: docs/statistics.md)
+series_repeat=$((${CB_REPEAT:-3} > 10 ? ${CB_REPEAT:-3} : 10))
 progress=()
 [ -t 2 ] && progress=(--progress)  # the benchmarks' progress line, to this terminal
 
@@ -58,7 +76,10 @@ hms() {  # hms SECONDS: 42s, 3m05s, 1h02m
 }
 next_step() {  # next_step WHAT: counts a step; false while counting, so that it is not run
   step=$((step + 1))
-  [ "$counting" = 1 ] && return 1
+  if [ "$counting" = 1 ]; then
+    [ -n "$list" ] && echo "$step: $*"
+    return 1
+  fi
   local elapsed=$(($(date +%s) - started)) left=""
   # the time per step so far, times the steps left (this one included)
   [ "$step" -gt 1 ] && left=", about $(hms $((elapsed * (steps - step + 1) / (step - 1)))) left"
@@ -86,9 +107,11 @@ run() {  # run NP BENCH BACKEND TAG [args...]; NP "pair": the two-rank pt2pt lay
     partitioned_latency | acc_latency | get_acc_latency)
       if [ ${#sizes[@]} -eq 0 ]; then sizes=(-m 256K); fi ;;
   esac
+  local reps=("${repeat[@]}")
+  case "$backend" in *,*) reps=(--repeat "$series_repeat") ;; esac  # interleaved series
   if [ "$np" = pair ]; then cb_launch_cmd 2 "$pair_ppn"; else cb_launch_cmd "$np"; fi
   if ! "${CB_LAUNCH[@]}" "$build/cb_$bench" --backend "$backend" -J "$out/$name.json" \
-      "${repeat[@]}" "${sizes[@]}" "${progress[@]}" "$@" | tee "$out/$name.txt"; then
+      "${reps[@]}" "${sizes[@]}" "${progress[@]}" "$@" | tee "$out/$name.txt"; then
     echo "sweep: cb_$bench --backend $backend $* failed (see above); continuing" >&2
   fi
 }
@@ -100,7 +123,7 @@ if [ -n "$cluster" ]; then
 else
   "$build/cb_info" -J "$out/info.json" > "$out/info.txt"
 fi
-"$build/cb_copybw" -J "$out/copy_bw.json" | tee "$out/copy_bw.txt"
+[ -n "$list" ] || "$build/cb_copybw" -J "$out/copy_bw.json" | tee "$out/copy_bw.txt"
 
 backends=(mpi engine)
 if python3 -c 'import json,sys; sys.exit(0 if json.load(open(sys.argv[1]))["environment"]["gpu"].get("devices") else 1)' \
@@ -112,7 +135,47 @@ fi
 # VM's speed drifts over minutes (see docs/methodology.md, "Comparing backends"), and a ratio should
 # compare runs made under the same conditions.
 dev_of() { [ "$1" = nccl ] && echo "-d cuda" || true; }
-all_steps() {  # every benchmark run of the sweep (next_step: counted, or run)
+
+headline_steps() {  # the default: the headline comparisons (next_step: counted, or run)
+local hl=(-m 4:4M) b
+[ "$quick" = "--quick" ] && hl=()
+for bench in latency bw; do
+  for backend in mpi engine; do run pair "$bench" "$backend" "$backend" -c "${hl[@]}"; done
+done
+# mpi and engine interleaved in one run each (pass by pass, shuffled): the paired ratio, its
+# interval and verdict per size; NCCL (device buffers) beside them.
+for coll in allreduce bcast; do
+  run "$np" "$coll" mpi,engine mpi-engine -c "${hl[@]}"
+  if [[ " ${backends[*]} " = *" nccl "* ]]; then
+    run "$np" "$coll" nccl nccl -c -d cuda "${hl[@]}"
+  fi
+done
+# overlap: the non-blocking alltoall with 10 test calls spread through the dummy compute
+for b in "${backends[@]}"; do
+  # shellcheck disable=SC2046
+  run "$np" ialltoall "$b" "$b-t10" -c -t 10 $(dev_of "$b") "${hl[@]}"
+done
+# one DL gradient replay: ResNet-50's gradients in DDP buckets, with the emulated backward
+if [ -x "$build/cb_replay" ]; then
+  local iters=(-i 5 -x 1)
+  [ "$quick" = "--quick" ] && iters=(-i 2 -x 1)
+  for b in "${backends[@]}"; do
+    local mem=host
+    [ "$b" = nccl ] && mem=cuda
+    local name="replay-resnet50-ddp-trace.$b.$mem"
+    next_step "cb_replay --backend $b --model resnet50 --fusion ddp --compute trace" ||
+      continue
+    cb_launch_cmd "$np"
+    # shellcheck disable=SC2046
+    "${CB_LAUNCH[@]}" "$build/cb_replay" --backend "$b" --model resnet50 --fusion ddp \
+      --compute trace "${iters[@]}" "${repeat[@]}" $(dev_of "$b") "${progress[@]}" \
+      -J "$out/$name.json" | tee "$out/$name.txt" ||
+      echo "sweep: cb_replay $b resnet50 ddp trace failed; continuing" >&2
+  done
+fi
+}  # headline_steps
+
+all_steps() {  # --full: every benchmark run of the sweep (next_step: counted, or run)
 # latency, bw, bibw: exactly two ranks (on two nodes on a cluster); mbw_mr: CB_NP ranks,
 # pairs r -> r + NP/2 (an odd count leaves the last rank idle).
 mbw_pairs=()
@@ -262,9 +325,14 @@ if [ -x "$build/cb_replay" ]; then
 fi
 }  # all_steps
 
-all_steps  # counting
+steps_of=headline_steps
+[ -n "$full" ] && steps_of=all_steps
+echo "sweep: $([ -n "$full" ] && echo "every benchmark (--full)" ||
+  echo "the headline comparisons (--full: every benchmark)")${quick:+, --quick}"
+$steps_of  # counting
+[ -n "$list" ] && exit 0
 steps=$step counting=0 step=0 started=$(date +%s)
-all_steps
+$steps_of
 
 bash "$here/plots.sh" "$out" mpi || echo "sweep: plots/summary incomplete (see above)" >&2
 echo "sweep: results in $out"

@@ -223,7 +223,7 @@ while [ $# -gt 0 ]; do [ "$1" = -J ] && echo '{"environment": {"gpu": {}}}' > "$
 def sweep(env, fakes, build, **settings):
     sweep.count = getattr(sweep, "count", 0) + 1
     out = env.path(f"sweep{sweep.count}")
-    p = subprocess.run(["bash", str(SWEEP), build, out, "--quick"], capture_output=True,
+    p = subprocess.run(["bash", str(SWEEP), build, out, "--full", "--quick"], capture_output=True,
                        text=True, env=fakes.environ(**settings), timeout=250)
     check(p.returncode == 0, f"sweep.sh with fake launchers, {settings}: rc={p.returncode}\n"
                              f"{p.stdout[-2000:]}\n{p.stderr[-2000:]}")

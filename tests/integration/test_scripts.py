@@ -192,8 +192,8 @@ def scripts_collective_results(env):
 
 @case
 def main_job_quick_sweep(env):
-    """The main job's pipeline (scripts/sweep.sh --quick): every benchmark on mpi and
-    engine, cb_info, the copy bound, plots and the summary."""
+    """The main job's pipeline (scripts/sweep.sh --full --quick): every benchmark on mpi and
+    engine, cb_info, the copy bound, plots, the summary and the comparisons."""
     import glob
     import os
     import subprocess
@@ -202,8 +202,8 @@ def main_job_quick_sweep(env):
     out = env.path("sweep")
     # Below ctest's 300 s per case (tests/integration/CMakeLists.txt), so that this timeout,
     # with its message, is the one that fires.
-    p = subprocess.run(["bash", sweep, env.bindir, out, "--quick"], capture_output=True, text=True,
-                       timeout=280, env=dict(os.environ, MPIRUN=env.mpirun))
+    p = subprocess.run(["bash", sweep, env.bindir, out, "--full", "--quick"], capture_output=True,
+                       text=True, timeout=280, env=dict(os.environ, MPIRUN=env.mpirun))
     check(p.returncode == 0, f"sweep failed: {p.stdout[-3000:]}\n{p.stderr[-3000:]}")
     check("failed" not in p.stderr, "a benchmark failed during the sweep:\n" + p.stderr[-3000:])
     for name in ("info.json", "copy_bw.json", "summary.md", "allreduce.mpi.host.json",
@@ -228,8 +228,12 @@ def main_job_quick_sweep(env):
     check(ar["options"]["repeat"] == 3 and all(r["repeat"]["passes"] == 3
                                                for r in ar["results"]),
           f"the main job measures 3 passes per size: {ar['results'][0].get('repeat')}")
-    check("| Baseline passes | Candidate passes | Noise |" in summary and "Within noise" in summary,
-          "summary.md has no noise column")
+    check("# collbench summary" in summary and "[comparisons.md](comparisons.md)" in summary,
+          "summary.md is not the one-page summary")
+    with open(os.path.join(out, "comparisons.md")) as f:
+        detail = f.read()
+    check("| Baseline passes | Candidate passes | Noise |" in detail and "Within noise" in detail,
+          "comparisons.md has no noise column")
     check("shared memory" not in load_json(os.path.join(out, "allreduce.engine-p2p.host.json"))
           ["backend"]["library"], "engine-p2p runs without its shared-memory path")
     pngs = glob.glob(os.path.join(out, "plots", "*.png"))

@@ -90,6 +90,49 @@ class CompareTest(unittest.TestCase):
             md = f.read()
         self.assertIn("engine/ring (collbench engine 0.1.0) @ node1", md)
 
+    def test_summary_is_one_page_by_size_band(self):
+        # separate runs: latency of mpi and engine; an interleaved mpi,engine allreduce
+        lat = {"latency.mpi.host.json": fx.document("latency", "mpi", [
+                   fx.latency_record(8, 1.0), fx.latency_record(64 << 10, 10.0)]),
+               "latency.engine.host.json": fx.document("latency", "engine", [
+                   fx.latency_record(8, 2.0), fx.latency_record(64 << 10, 5.0)],
+                   library=fx.ENGINE)}
+        recs = []
+        for size, ratio, ci, verdict in ((8, 0.5, [0.4, 0.6], "faster"),
+                                         (16, 0.9, [0.7, 1.2], "indistinguishable"),
+                                         (1 << 20, 1.5, [1.2, 1.8], "slower")):
+            recs.append(dict(fx.coll_record(size, 2.0), series="mpi"))
+            recs.append(dict(fx.coll_record(size, 2.0 * ratio), series="engine",
+                             versus={"baseline": "mpi", "ratio": ratio, "ratio_ci95": ci,
+                                     "verdict": verdict}))
+        inter = fx.document("allreduce", "mpi", recs)
+        inter["interleave"] = {"baseline": "mpi", "passes": 6, "series": [
+            {"name": "mpi", "backend": "mpi"}, {"name": "engine", "backend": "engine"}]}
+        paths = fx.write_all(self.dir, {**lat, "allreduce.mpi-engine.host.json": inter})
+        summary = self.path("summary.md")
+        comps = self.compare("--baseline-backend", "mpi", "--summary", summary,
+                             *paths.values())
+        # the interleaved run is not compared as one mixed series
+        self.assertEqual([c["benchmark"] for c in comps], ["latency"])
+        with open(summary) as f:
+            md = f.read()
+        self.assertIn("| allreduce | engine | interleaved, 6 passes | 0.50 [0.40, 1.20] "
+                      "faster 1/2, indist. 1/2 | - | 1.50 [1.20, 1.80] slower 1/1 | "
+                      "[allreduce.mpi-engine.host.txt](allreduce.mpi-engine.host.txt) |", md)
+        self.assertIn("| latency | engine | separate runs, latency | 2.00 slower 1/1 | "
+                      "0.50 faster 1/1 | - | [out.md](out.md) |", md)
+        self.assertIn("| <= 1 KiB | 16-256 KiB | 256 KiB-4 MiB |", md)  # the bands measured
+        self.assertIn("- allreduce, engine: 1 MiB", md)
+        self.assertIn("- latency, engine: 8 B", md)
+        self.assertLess(md.count("\n"), 40)
+        # plot.py's reader: the interleaved run is two series, each with its own backend
+        sys.path.insert(0, str(fx.SCRIPTS))
+        import cbjson
+        split = cbjson.series_of("x.json", inter)
+        self.assertEqual([(s.name, len(s.records)) for s in split], [("mpi", 3), ("engine", 3)])
+        p = fx.run_script("compare.py", ["--summary", summary, *paths.values()])
+        self.assertEqual(p.returncode, 2, p.stderr)  # --summary needs --baseline-backend
+
     def test_tuned_run_is_one_series_across_its_algorithms(self):
         sizes = [4 << k for k in range(0, 11, 2)]
         tuned = [fx.coll_record(s, 1.0, "shm_flat" if s <= 256 else "shm") for s in sizes]

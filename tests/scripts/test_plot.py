@@ -325,10 +325,13 @@ class PlotTest(unittest.TestCase):
             for e in ("png", "svg")))
         # copy_bw.json, one of the directory's results, is the copy bound, not a benchmark
         self.assert_texts("allreduce.busbw", present=("copy bound 15 GB/s (1M memcpy)",))
+        with open(os.path.join(self.dir, "comparisons.md")) as f:
+            detail = f.read()
+        self.assertIn("| allreduce | nccl (NCCL 2.28.9) @ node1 | mpi (MPICH 4.0.2) @ node1 | "
+                      "busbw |", detail)
         with open(os.path.join(self.dir, "summary.md")) as f:
             md = f.read()
-        self.assertIn("| allreduce | nccl (NCCL 2.28.9) @ node1 | mpi (MPICH 4.0.2) @ node1 | "
-                      "busbw |", md)
+        self.assertIn("| allreduce | nccl | separate runs, latency |", md)  # the one page
         self.assertIn("## Gradient replay (cb_replay), step times", md)  # replay_table.py
 
     def test_missing_matplotlib_is_explained(self):
