@@ -7,7 +7,7 @@
 #   lib/cmake/collbench/         collbenchConfig.cmake: find_package(collbench), collbench::engine
 #   include/collbench/           the headers of core/, gpu/ and engine/, and config.hpp
 #   share/collbench/scripts/     the Python scripts and their shared modules (cbjson.py,
-#                                cbfloors.py)
+#                                cbfloors.py, cbstats.py, compare_mpis.py)
 #   share/collbench/tuning/      the engine's tuning table (also compiled in; CB_TUNING_FILE)
 #   share/collbench/schemas/     the JSON Schemas of every document collbench writes
 #   share/doc/collbench/         README.md and docs/
@@ -138,8 +138,10 @@ install(DIRECTORY ${PROJECT_SOURCE_DIR}/docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR
 # it: they stay together in share/collbench/scripts/, and bin/collbench-<name> runs one of
 # them by a path relative to itself (the prefix can move, as in the .deb).
 set(_cb_scriptdir ${CMAKE_INSTALL_DATADIR}/collbench/scripts)
-# The modules the commands import (plot.py: cbfloors.py for the floor lines).
+# The modules the commands import (plot.py: cbfloors.py for the floor lines; compare.py:
+# compare_mpis.py for the summary's size bands, which imports cbstats.py).
 install(FILES ${PROJECT_SOURCE_DIR}/scripts/cbjson.py ${PROJECT_SOURCE_DIR}/scripts/cbfloors.py
+              ${PROJECT_SOURCE_DIR}/scripts/compare_mpis.py ${PROJECT_SOURCE_DIR}/scripts/cbstats.py
         DESTINATION ${_cb_scriptdir})
 file(RELATIVE_PATH _cb_bin_to_scripts ${CMAKE_INSTALL_FULL_BINDIR}
      ${CMAKE_INSTALL_PREFIX}/${_cb_scriptdir})
