@@ -268,6 +268,18 @@ def kept_parameters(old):
     return params if isinstance(params, dict) else None
 
 
+def load_result(path):
+    """A collbench result document (schema collbench.result/1), or a clear error."""
+    try:
+        with open(path) as f:
+            doc = json.load(f)
+    except (OSError, json.JSONDecodeError) as e:
+        fail(f"{path}: {e}")
+    if not isinstance(doc, dict) or doc.get("schema") != "collbench.result/1":
+        fail(f"{path}: not a collbench result (schema collbench.result/1)")
+    return doc
+
+
 def merge(a):
     """--merge: rules for one more rank count, measured elsewhere (a machine with the cores
     for it), added to an existing table. They are limited to the engine's shared buffers (what
@@ -281,13 +293,7 @@ def merge(a):
         fail(f"--merge: {a.out} holds no table to merge into")
     rules, winners_out = list(old["rules"]), dict(old.get("winners", {}))
     for path in a.inputs:
-        try:
-            with open(path) as f:
-                doc = json.load(f)
-        except (OSError, json.JSONDecodeError) as e:
-            fail(f"{path}: {e}")
-        if not isinstance(doc, dict) or doc.get("schema") != "collbench.result/1":
-            fail(f"{path}: not a collbench result (schema collbench.result/1)")
+        doc = load_result(path)
         env, coll = doc.get("environment", {}), doc["benchmark"]["name"]
         if env.get("nranks") != a.ranks:
             fail(f"{path}: measured at {env.get('nranks')} ranks, not --ranks {a.ranks}")
@@ -367,13 +373,7 @@ def main():
 
     def read(paths, tier):
         for path in paths:
-            try:
-                with open(path) as f:
-                    doc = json.load(f)
-            except (OSError, json.JSONDecodeError) as e:
-                fail(f"{path}: {e}")
-            if not isinstance(doc, dict) or doc.get("schema") != "collbench.result/1":
-                fail(f"{path}: not a collbench result (schema collbench.result/1)")
+            doc = load_result(path)
             if tier == "preloaded":
                 preloaded.setdefault(doc["benchmark"]["name"], []).append(doc)
             else:
