@@ -1,6 +1,6 @@
 // The collective benchmarks: a blocking and a non-blocking descriptor of each collective
-// in the registry (core/coll_spec.hpp), in one list. main.cpp is compiled once per
-// executable with CB_BENCH_NAME naming its descriptor.
+// in the registry (core/coll_spec.hpp), in one list. Every executable shares main.cpp;
+// its generated source names its descriptor (harness/bench_name.hpp).
 #pragma once
 
 #include <span>

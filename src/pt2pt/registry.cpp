@@ -157,7 +157,7 @@ const BenchDesc* find_pt2pt_bench(std::string_view name) {
 
 int pt2pt_main(std::string_view name, int argc, char** argv) {
   const BenchDesc* desc = find_pt2pt_bench(name);
-  if (!desc) return 3;  // a build error: CB_BENCH_NAME names no descriptor
+  if (!desc) return 3;  // a build error: kBenchName names no descriptor
   return bench_main(*desc, argc, argv);
 }
 

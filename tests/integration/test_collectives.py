@@ -35,7 +35,7 @@ def coll_allreduce_json(env):
         check(abs(res["algbw_GBps"] - moved) <= 1e-9 + 1e-9 * moved, "algbw = bytes / avg time")
 
 
-@case('-other_mpis')
+@case('-other_mpis', '-asan')
 def coll_allreduce_every_dtype_and_op(env):
     for dtype in REDUCIBLE:
         for op in OPS:

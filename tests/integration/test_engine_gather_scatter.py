@@ -37,7 +37,7 @@ def every_form(env, np, sizes):
                     algo_all(env, np, coll, args, env.path(f"{coll}.{np}.json"))
 
 
-@case
+@case('-asan')
 def engine_gather_scatter_two_ranks(env):
     every_form(env, 2, "1:1M")
 
@@ -53,7 +53,7 @@ def engine_gather_scatter_four_ranks(env):
     every_form(env, 4, "4:64K")
 
 
-@case
+@case('-asan')
 def engine_gather_scatter_dtypes_and_private_buffers(env):
     """Every element type; private buffers (--alloc plain), where shm reads peers with
     cross-memory attach or gathers through the root, or is refused and skipped."""

@@ -39,7 +39,7 @@ def every_form(env, np, sizes, topologies=TOPOLOGIES):
             check(got == topology, f"{bench}: ran on {got}, asked {topology}")
 
 
-@case
+@case('-asan')
 def engine_neighbor_two_ranks(env):
     """Both neighbors of a 1-D ring of 2 are the same rank: one edge each way."""
     every_form(env, 2, "4:64K")

@@ -57,7 +57,7 @@ def gather_scatter_three_and_four_ranks_yield(env):
                     check_collective(res, np, (np - 1) / np)
 
 
-@case
+@case('-asan')
 def gather_scatter_engine_every_algorithm(env):
     """--algo all at 2 ranks (16 KiB ring segments: several per block at the top size) and
     at 3 (yield; the power-of-two algorithms are skipped there)."""

@@ -8,7 +8,7 @@ import subprocess
 
 from cbtest import REPO, case, check, check_refused, finite_positive, load_json
 
-LABELS = ('release', 'asan', 'mpi')  # tests/labels.md
+LABELS = ('release', 'mpi')  # tests/labels.md (why not asan: there)
 
 QUICK = ["-m", "8:64", "-i", "20", "-x", "2"]
 
@@ -110,7 +110,7 @@ def nccl_tests_refusals(env):
     check(env.ok(2, "latency", ["-m", "1:1", "-i", "5", "-x", "1", "-R", "0"]).rc == 0, "-R 0")
 
 
-@case('-asan')
+@case
 def scripts_omb_fidelity_tiny(env):
     """scripts/omb_fidelity.sh end to end, one round of tiny counts (no timing judged)."""
     out = env.path("fidelity")

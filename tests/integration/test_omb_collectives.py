@@ -121,7 +121,7 @@ def omb_collectives_persistent_gather_scatter(env):
                 check(not bad, f"{what}: not validated at {bad} B")
 
 
-@case
+@case('-asan')
 def omb_collectives_dtypes_ops_and_roots(env):
     for dtype in ("char", "int64", "double", "half"):
         for bench in ("gather", "scatterv", "allgatherv", "alltoallw"):
@@ -161,7 +161,7 @@ NEIGHBOR = ["neighbor_allgather", "neighbor_allgatherv", "neighbor_alltoall",
             "neighbor_alltoallv", "neighbor_alltoallw"]
 
 
-@case
+@case('-asan')
 def omb_neighbor_collectives(env):
     """MPI_Neighbor_* on -N's Cartesian grids: 1-3 dimensions, radius 1 and 2, blocking and
     non-blocking, 2-4 ranks, uniform and skewed counts, every element checked; the JSON
@@ -251,7 +251,7 @@ DDT_BENCHES = ["bcast", "gather", "scatter", "allgather", "alltoall", "neighbor_
                "neighbor_alltoall", "ialltoall", "igather", "bcast_persistent"]
 
 
-@case
+@case('-asan')
 def omb_derived_datatypes(env):
     """-D cont|vect|indx: every block travels as one element of the derived type; -c checks
     that the elements the type picks arrived (against the plain type's result) and the

@@ -222,7 +222,7 @@ def replay_torch_traces_engine(env):
 RESNET50_UNITS = 17  # --parallel fsdp: the root unit (conv1, bn1, fc) and 16 bottlenecks
 
 
-@case
+@case('-asan')
 def replay_parallel_modes(env):
     """--parallel fsdp and zero2 on both backends: the mode in the options, the header and
     the record; only allgathers and reduce_scatters, each pass adding up to the parameters."""
@@ -253,7 +253,7 @@ def replay_parallel_modes(env):
             check(0 <= rs - params <= 4 * scatters, f"{what}: reduce_scatter {rs}")
 
 
-@case
+@case('-asan')
 def replay_moe_token_exchanges(env):
     """MoE layers: 4 alltoallv per layer, validated on both backends; the router's skew shows
     as imbalance in the JSON; every rank sends top_k x tokens x hidden elements per dispatch."""
@@ -314,7 +314,7 @@ def replay_vgg16_validated(env):
     check(res["algo"], "the engine names its algorithm")
 
 
-@case('tsan')
+@case('tsan', '-asan')
 def replay_compute_overlap(env):
     rate = 100  # us per MiB: ~9.7 ms of backward for ResNet-50's 97.5 MiB
     planned = rate * 102_228_128 / 2**20
@@ -342,7 +342,7 @@ def replay_validation(env):
     check(r.rc == 1 and "DATA VALIDATION ERROR" in r.err, f"a corrupted byte is caught: {r}")
 
 
-@case
+@case('-asan')
 def replay_imported_traces(env):
     """PARAM and CSV imports and a two-step collbench trace, on both backends, validated."""
     for backend in ("mpi", "engine"):
