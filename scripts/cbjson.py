@@ -341,7 +341,8 @@ def setup_key(doc):
 
 def size_text(b):
     """1024 -> '1 KiB', 3 -> '3 B' (the tables' notation; format_size is the -m option's)."""
-    for unit, div in (("MiB", 1 << 20), ("KiB", 1 << 10)):
+    b = int(b)
+    for unit, div in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
         if b >= div and b % div == 0:
             return f"{b // div} {unit}"
     return f"{b} B"

@@ -827,7 +827,7 @@ def plot_projection(plt, proj, ranks, sizes, layout, mode, path):
             ax.legend(fontsize=7)
     key = axes[len(PROJECTED)]
     for style, m in zip(itertools.cycle(styles), sizes):
-        key.plot([], [], style, color="black", label=f"{cbjson.format_size(m)} B")
+        key.plot([], [], style, color="black", label=cbjson.size_text(m))
     key.legend(title="message size", loc="upper left")
     key.axis("off")
     key.text(0, 0.05, textwrap.fill(f"parameters: {mode}; {describe_layout(layout)}", 50),

@@ -451,7 +451,7 @@ def copy_bound_lines(spec, curves, copies):
     for (value, copied), benches in sorted(bounds.items()):
         which = f", {', '.join(dict.fromkeys(benches))}" if len(bounds) > 1 else ""
         lines.append((value, f"copy bound {value:g} {unit} "
-                             f"({cbjson.format_size(copied)} memcpy{which})"))
+                             f"({cbjson.size_text(copied)} memcpy{which})"))
     return lines
 
 
@@ -482,15 +482,15 @@ def floor_lines(spec, curves, floors):
 # --- drawing -----------------------------------------------------------------------------
 
 def size_axis(ax, sizes):
-    """Log2 message-size axis labelled 1, 4, 16, ..., 1K, 4K, ... (at most ~12 ticks)."""
+    """Log2 message-size axis labelled 1 B, 4 B, ..., 1 KiB, 4 KiB, ... (at most ~12 ticks)."""
     from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
     lo, hi = min(sizes).bit_length() - 1, max(sizes).bit_length() - 1
     step = max(1, (hi - lo + 11) // 12)
     ax.set_xscale("log", base=2)
     ax.xaxis.set_major_locator(FixedLocator([2 ** e for e in range(lo, hi + 1, step)]))
     ax.xaxis.set_minor_locator(NullLocator())
-    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: cbjson.format_size(v)))
-    ax.set_xlabel("Message size (bytes)")
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: cbjson.size_text(v)))
+    ax.set_xlabel("Message size")
 
 
 def log_value_axis(ax, values):
@@ -617,7 +617,7 @@ def replay_rows(series):
         key = next((k for k in REPLAY_LABEL_KEYS if k in r), None)
         label = str(r[key]) if key else f"#{i}"
         if key in ("bytes", "bucket_bytes") and cbjson.number(r, key) is not None:
-            label = cbjson.format_size(r[key])
+            label = cbjson.size_text(r[key])
         rows.append((label, comp, exposed, max(0.0, step - comp - exposed),
                      cbjson.number(r, "overlap_pct")))
     return rows

@@ -269,8 +269,10 @@ class PlotTest(unittest.TestCase):
         self.plot("-o", self.out, "--copy-bw", copy, self.files["allreduce.mpi.json"],
                   self.files["allreduce.nccl.json"])
         # largest size plotted: 4 MiB, so the 1 MiB row: min(40, 60 / 4 ranks) = 15 GB/s
-        self.assert_texts("busbw", present=("copy bound 15 GB/s (1M memcpy)",))
+        self.assert_texts("busbw", present=("copy bound 15 GB/s (1 MiB memcpy)",))
         self.assert_texts("latency", absent=("copy bound",))
+        # Sizes on the axis as people write them: "4 B", "1 KiB", not the -m option's "1K".
+        self.assert_texts("busbw", present=("Message size", "1 MiB"), absent=("1M\n",))
         # (as one of the FILE.json arguments: test_plots_sh_on_a_results_directory)
 
     def test_latency_floor(self):
@@ -324,7 +326,7 @@ class PlotTest(unittest.TestCase):
                                         ("iallreduce", "overlap"), ("replay", "steps"))
             for e in ("png", "svg")))
         # copy_bw.json, one of the directory's results, is the copy bound, not a benchmark
-        self.assert_texts("allreduce.busbw", present=("copy bound 15 GB/s (1M memcpy)",))
+        self.assert_texts("allreduce.busbw", present=("copy bound 15 GB/s (1 MiB memcpy)",))
         with open(os.path.join(self.dir, "comparisons.md")) as f:
             detail = f.read()
         self.assertIn("| allreduce | nccl (NCCL 2.28.9) @ node1 | mpi (MPICH 4.0.2) @ node1 | "
