@@ -305,7 +305,7 @@ def replay_param_half_buckets_and_barrier(env):
         check(not res["skipped_ops"] and res["validation"]["passed"], f"{backend}: {res}")
 
 
-@case
+@case("-asan")  # replay_validation checks -c under ASan, on a smaller model
 def replay_vgg16_validated(env):
     _, res, doc = replay(env, ["--model", "vgg16", "--fusion", "ddp", "--backend", "engine",
                                "-c", "-i", "1", "-x", "0"], timeout=200)
