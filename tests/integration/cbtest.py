@@ -3,6 +3,7 @@ timeout, read its JSON, and assert with messages that say what was expected."""
 import json
 import math
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -133,6 +134,11 @@ class Env:
         """Whether the build uses the MPI 5.0 standard ABI (-DCOLLBENCH_MPI_ABI=ON): programs
         that run with its preloaded libraries must be compiled with the ABI wrappers too."""
         return "#define CB_MPI_ABI 1" in self.config()
+
+    def sanitizer(self):
+        """The build's sanitizers ("thread", "address,undefined"), "" for none."""
+        m = re.search(r'#define CB_SANITIZE "([^"]*)"', self.config())
+        return m.group(1) if m else ""
 
     def mpi_tool(self, name):
         """The MPI's own `name` (mpif90, mpicc; with the standard ABI `name`_abi): beside the

@@ -318,7 +318,10 @@ def replay_vgg16_validated(env):
 def replay_compute_overlap(env):
     rate = 100  # us per MiB: ~9.7 ms of backward for ResNet-50's 97.5 MiB
     planned = rate * 102_228_128 / 2**20
-    for backend in ("mpi", "engine"):
+    # Under TSan the engine only: its progress meets the compute loop, where the mpi
+    # backend's waits are MPI's own.
+    backends = ("engine",) if env.sanitizer() == "thread" else ("mpi", "engine")
+    for backend in backends:
         for fusion in ("ddp", "horovod"):
             _, res, _ = replay(env, ["--model", "resnet50", "--fusion", fusion, "--compute",
                                      f"us-per-mb:{rate}", "--backend", backend, *FAST])
