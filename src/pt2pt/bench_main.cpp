@@ -1,6 +1,6 @@
-// main() of the point-to-point benchmarks whose descriptors live in tables (the one-sided
-// ones in pt2pt/rma.cpp, OMB's further two-sided ones in pt2pt/registry.cpp), compiled once:
-// the executable's generated source names its benchmark (harness/bench_name.hpp).
+// main() of every point-to-point benchmark (the two-sided ones' descriptors in
+// pt2pt/registry.cpp, the one-sided ones' in pt2pt/rma.cpp), compiled once: the
+// executable's generated source names its benchmark (harness/bench_name.hpp).
 #include "harness/bench_name.hpp"
 #include "pt2pt/pt2pt_main.hpp"
 

@@ -1,5 +1,5 @@
-// main() of the table-defined point-to-point benchmarks, alone in a header: bench_main.cpp
-// needs nothing else.
+// main() of the point-to-point benchmarks, alone in a header: bench_main.cpp needs nothing
+// else.
 #pragma once
 
 #include <string_view>

@@ -1,11 +1,10 @@
-// The registry of the point-to-point benchmarks defined by descriptor tables
-// (pt2pt/registry.hpp): this file's table of OMB's further two-sided benchmarks, as
-// descriptors over the point-to-point runner (pt2pt/runner.cpp): osu_multi_lat,
-// osu_latency_mt, osu_latency_mp, the persistent osu_latency_persistent, osu_bw_persistent
-// and osu_bibw_persistent, OMB 7.5's osu_partitioned_latency, osu_bw_fan_in and
-// osu_bw_fan_out, and nccl-tests' sendrecv and hypercube (pt2pt/exchange.cpp); and the
-// lookup by name over it and the one-sided table (pt2pt/rma.cpp). Their mains are
-// pt2pt/bench_main.cpp.
+// The registry of the point-to-point benchmarks (pt2pt/registry.hpp): this file's table of
+// the two-sided ones, as descriptors over the point-to-point runner (pt2pt/runner.cpp):
+// osu_latency, osu_bw, osu_bibw, osu_mbw_mr, osu_multi_lat, osu_latency_mt, osu_latency_mp,
+// the persistent osu_latency_persistent, osu_bw_persistent and osu_bibw_persistent, OMB
+// 7.5's osu_partitioned_latency, osu_bw_fan_in and osu_bw_fan_out, and nccl-tests' sendrecv
+// and hypercube (pt2pt/exchange.cpp); and the lookup by name over it and the one-sided table
+// (pt2pt/rma.cpp). Every executable's main is pt2pt/bench_main.cpp.
 #include <array>
 
 #include "pt2pt/iterations.hpp"
@@ -23,6 +22,37 @@ constexpr SizeRange kBandwidthSizes{1, 4 << 20};
 constexpr IterationDefaults kLatency{10000, 100, 1000, 10};
 constexpr IterationDefaults kBandwidth{100, 10, 20, 2};
 
+// osu_latency: one-way latency = ping-pong round trip / 2.
+constexpr Pt2ptSpec kPingPong{.metric = Pt2ptMetric::Latency,
+                              .directions = 1,
+                              .uses_window = false,
+                              .both_receive = true,
+                              .multi_pair = false,
+                              .iteration = ping_pong};
+// osu_bw: a window of non-blocking sends and a 1-byte ack per iteration;
+// MB/s = size x window x iterations / 1e6 / time.
+constexpr Pt2ptSpec kWindow{.metric = Pt2ptMetric::Bandwidth,
+                            .directions = 1,
+                            .uses_window = true,
+                            .both_receive = false,
+                            .multi_pair = false,
+                            .iteration = window_with_ack};
+// osu_bibw: both ranks send a window to each other at once; bytes of both directions
+// count: MB/s = 2 x size x window x iterations / 1e6 / time.
+constexpr Pt2ptSpec kExchangeWindow{.metric = Pt2ptMetric::Bandwidth,
+                                    .directions = 2,
+                                    .uses_window = true,
+                                    .both_receive = true,
+                                    .multi_pair = false,
+                                    .iteration = exchange_window};
+// osu_mbw_mr: pairs r <-> r + pairs stream windows at the same time; aggregate MB/s and
+// messages/s over the pairs (sender times averaged, as OMB).
+constexpr Pt2ptSpec kPairsWindow{.metric = Pt2ptMetric::MessageRate,
+                                 .directions = 1,
+                                 .uses_window = true,
+                                 .both_receive = false,
+                                 .multi_pair = true,
+                                 .iteration = window_with_ack};
 // osu_multi_lat: every pair r <-> r + N/2 ping-pongs at once; latency = mean over senders.
 constexpr Pt2ptSpec kMultiLat{.metric = Pt2ptMetric::Latency,
                               .directions = 1,
@@ -119,7 +149,13 @@ constexpr BenchDesc exchange(std::string_view name, std::string_view title) {
           .make_runner = make_exchange_runner};
 }
 
-constexpr std::array<BenchDesc, 11> kMore{
+constexpr std::array<BenchDesc, 15> kTwoSided{
+    two_sided("latency", "Latency Test", kLatencySizes, kLatency, kPingPong),
+    two_sided("bw", "Bandwidth Test", kBandwidthSizes, kBandwidth, kWindow),
+    two_sided("bibw", "Bi-Directional Bandwidth Test", kBandwidthSizes, kBandwidth,
+              kExchangeWindow),
+    two_sided("mbw_mr", "Multiple Bandwidth / Message Rate Test", kBandwidthSizes, kBandwidth,
+              kPairsWindow),
     two_sided("multi_lat", "Multi Latency Test", kLatencySizes, kLatency, kMultiLat),
     two_sided("latency_mt", "Multi-threaded Latency Test", kLatencySizes, kLatency, kLatencyMt,
               true),
@@ -140,17 +176,17 @@ constexpr std::array<BenchDesc, 11> kMore{
 
 }  // namespace
 
-const std::vector<const BenchDesc*>& more_pt2pt_benches() {
+const std::vector<const BenchDesc*>& two_sided_benches() {
   static const std::vector<const BenchDesc*> all = [] {
     std::vector<const BenchDesc*> v;
-    for (const BenchDesc& d : kMore) v.push_back(&d);
+    for (const BenchDesc& d : kTwoSided) v.push_back(&d);
     return v;
   }();
   return all;
 }
 
 const BenchDesc* find_pt2pt_bench(std::string_view name) {
-  for (const BenchDesc* d : more_pt2pt_benches())
+  for (const BenchDesc* d : two_sided_benches())
     if (d->name == name) return d;
   return find_rma_bench(name);
 }

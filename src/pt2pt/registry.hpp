@@ -1,5 +1,5 @@
-// The point-to-point benchmarks defined by descriptor tables rather than a file each: the
-// one-sided ones (pt2pt/rma.cpp) and OMB's further two-sided ones (pt2pt/registry.cpp).
+// The point-to-point benchmarks, as descriptor tables: the two-sided ones
+// (pt2pt/registry.cpp) and the one-sided ones (pt2pt/rma.cpp).
 #pragma once
 
 #include <string_view>
@@ -13,9 +13,9 @@
 
 namespace cb {
 
-// OMB's further two-sided benchmarks (multi_lat, the persistent latency, bw and bibw,
-// partitioned_latency) and nccl-tests' sendrecv and hypercube.
-const std::vector<const BenchDesc*>& more_pt2pt_benches();
+// OMB's two-sided benchmarks (latency, bw, bibw, mbw_mr, multi_lat, the persistent latency,
+// bw and bibw, partitioned_latency, ...) and nccl-tests' sendrecv and hypercube.
+const std::vector<const BenchDesc*>& two_sided_benches();
 // Any benchmark of either table by name ("put_latency", "multi_lat"), or nullptr.
 const BenchDesc* find_pt2pt_bench(std::string_view name);
 // nccl-tests' sendrecv_perf and hypercube_perf (pt2pt/exchange.cpp).
