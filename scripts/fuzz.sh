@@ -32,7 +32,8 @@ fi
 # -O1 -g1 as the sanitizer builds of scripts/test.sh: a third shorter to build than -O2,
 # line numbers still in every report.
 cmake -S . -B "$build" -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
-  -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1" -DCOLLBENCH_FUZZ=ON -DCOLLBENCH_BUILD_TESTS=ON \
+  -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1" \
+  -DCOLLBENCH_FUZZ=ON -DCOLLBENCH_BUILD_TESTS=ON \
   -DCOLLBENCH_WERROR=ON -DCOLLBENCH_CUDA=OFF -DCOLLBENCH_NCCL=OFF -DCOLLBENCH_VERBS=OFF >/dev/null
 # Only the harnesses and what they link: not the benchmarks, tests or micro-benchmarks.
 cmake --build "$build" -j"$jobs" --target fuzz_harnesses

@@ -113,20 +113,16 @@ def benchmark_list(build):
         raise SystemExit("options_reference.py: every executable needs exactly one family in "
                          f"FAMILIES: {'; '.join(wrong)}")
     lines = [BEGIN]
-    for _, _, title, _, note in FAMILIES:
+    for _, _, title, pattern, note in FAMILIES:
         members = [n for n in names if claimed[n] == [title]] if title else []
         if title and not members:
             raise SystemExit(f"options_reference.py: no executable of '{title}' in {build}")
         if members:
-            members.sort(key=lambda n: order(pattern_of(title), n))
+            members.sort(key=lambda n: order(pattern, n))
             lines += textwrap.wrap(f"- **{title}**: " + ", ".join(f"`cb_{n}`" for n in members)
                                    + note, 96, subsequent_indent="  ", break_long_words=False,
                                    break_on_hyphens=False)
     return "\n".join(lines + [END])
-
-
-def pattern_of(title):
-    return next(f[3] for f in FAMILIES if f[2] == title)
 
 
 def order(pattern, name):
